@@ -1,0 +1,407 @@
+"""The envfactory command line: the composition root, and nothing else.
+
+Global options are generated from `envs.config.Settings` (one option per field, each also
+settable as `ENVFACTORY_<FIELD>`). Every command has `--json`, and a failure exits non-zero
+with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from envs.config import Settings, reset_settings_cache
+
+app = typer.Typer(
+    name="envfactory",
+    help="A verifiable agent environment factory.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+images_app = typer.Typer(help="Base and language toolchain images.", no_args_is_help=True)
+app.add_typer(images_app, name="images")
+
+out = Console()
+err = Console(stderr=True, soft_wrap=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    from envs.ca import CAError
+    from envs.engine import EngineError
+    from envs.images import ImageBuildError
+
+    errors: list[type[BaseException]] = [EngineError, ImageBuildError, CAError, KeyError,
+                                         ValueError, FileNotFoundError]
+    try:
+        from harness.evaluate import EvalError
+
+        errors.append(EvalError)
+    except ImportError:
+        pass
+    try:
+        from envs.sandbox import SandboxError
+
+        errors.append(SandboxError)
+    except ImportError:
+        pass
+    try:
+        from envs.registry import RegistryError
+
+        errors.append(RegistryError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def command(fn: F) -> F:
+    """Turn the expected failures of a command into one line on stderr and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except _expected_errors() as exc:
+            text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            err.print(f"[red]error:[/red] {str(text).splitlines()[0] if text else type(exc).__name__}",
+                      highlight=False)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _log(json_mode: bool) -> Callable[[str], None]:
+    # In --json mode stdout carries only the JSON document; progress goes to stderr.
+    console = err if json_mode else out
+
+    def log(msg: str) -> None:
+        console.log(msg, highlight=False)
+
+    return log
+
+
+# --------------------------------------------------------------------------- global options
+
+
+def _settings_options(ctx: typer.Context, **values: Optional[str]) -> None:
+    for name, value in values.items():
+        if value is not None:
+            os.environ[f"ENVFACTORY_{name.upper()}"] = str(value)
+    reset_settings_cache()
+
+
+def _build_callback() -> Callable[..., None]:
+    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                annotation=typer.Context)]
+    for name, field in Settings.model_fields.items():
+        params.append(inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],
+            default=typer.Option(None, f"--{name.replace('_', '-')}",
+                                 help=f"{field.description} (env ENVFACTORY_{name.upper()})",
+                                 show_default=False)))
+
+    def callback(ctx: typer.Context, **values: Optional[str]) -> None:
+        _settings_options(ctx, **values)
+
+    callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    callback.__doc__ = "A verifiable agent environment factory."
+    return callback
+
+
+app.callback()(_build_callback())
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        out.print(f"envfactory {version('envfactory')}")
+        raise typer.Exit()
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print the version."""
+    _version_callback(True)
+
+
+# --------------------------------------------------------------------------- doctor
+
+
+@app.command()
+@command
+def doctor(
+    fix: bool = typer.Option(False, "--fix", help="install and start what is missing (root)"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Check the machine: Docker engine, CA bundle, base images, registry."""
+    from envs.doctor import run_checks
+
+    checks = run_checks(fix=fix, log=_log(as_json))
+    ok = all(c["ok"] or not c["required"] for c in checks)
+    if as_json:
+        _emit_json({"ok": ok, "checks": checks})
+    else:
+        table = Table(title="envfactory doctor")
+        for col in ("check", "status", "detail"):
+            table.add_column(col)
+        for c in checks:
+            status = "[green]ok[/green]" if c["ok"] else (
+                "[red]FAIL[/red]" if c["required"] else "[yellow]warn[/yellow]")
+            table.add_row(c["name"], status, c["detail"])
+        out.print(table)
+    if not ok:
+        failed = next(c for c in checks if not c["ok"] and c["required"])
+        err.print(f"[red]error:[/red] {failed['name']}: {failed['detail']}", highlight=False)
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- images
+
+
+def _human(n: int | None) -> str:
+    if not n:
+        return "-"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit != "GiB" else f"{size:.2f} {unit}"
+        size /= 1024
+    return str(n)
+
+
+@images_app.command("build")
+@command
+def images_build(
+    names: Optional[list[str]] = typer.Argument(None, help="images to build (default: all)"),
+    suite: Optional[str] = typer.Option(None, help="Debian suite: bullseye, bookworm, trixie"),
+    ca_bundle: Optional[str] = typer.Option(None, "--ca-bundle",
+                                            help="PEM bundle to inject ('none': off)"),
+    rebuild: bool = typer.Option(False, help="build even where the tag exists"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Build the base and language images (a cache hit when nothing changed)."""
+    from envs import ca, images
+
+    bundle: Any = "auto" if ca_bundle is None else ca.detect(ca_bundle)
+    start = time.monotonic()
+    log = _log(as_json)
+    records = []
+    for name in names or list(images.recipes()):
+        images.get_recipe(name)  # fail early, listing the known names
+        records.append(images.ensure(name, suite=suite, ca_bundle=bundle, log=log,
+                                     rebuild=rebuild))
+    _record_images(records)
+    if as_json:
+        _emit_json({"seconds": round(time.monotonic() - start, 2),
+                    "images": [r.model_dump(mode="json") for r in records]})
+        return
+    table = Table(title=f"images ({time.monotonic() - start:.1f}s)")
+    for col in ("image", "tag", "size", "versions"):
+        table.add_column(col)
+    for r in records:
+        table.add_row(r.tag.split("/")[-1].split(":")[0], r.tag, _human(r.size_bytes),
+                      ", ".join(f"{k} {v}" for k, v in r.versions.items()))
+    out.print(table)
+
+
+def _record_images(records: list[Any]) -> None:
+    try:
+        from envs.registry import Registry
+    except ImportError:
+        return
+    with Registry() as reg:
+        for r in records:
+            reg.put_image(r)
+
+
+@images_app.command("ls")
+@command
+def images_ls(
+    suite: Optional[str] = typer.Option(None),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List envfactory images on the engine ('current' = what the recipes build now)."""
+    from envs import images
+
+    local = images.list_local(suite=suite)
+    if as_json:
+        _emit_json([vars(i) for i in local])
+        return
+    table = Table(title="envfactory images")
+    for col in ("tag", "recipe", "kind", "size", "created", "current"):
+        table.add_column(col)
+    for i in local:
+        table.add_row(i.tag, i.recipe, i.kind, _human(i.size_bytes), i.created,
+                      "yes" if i.current else "stale")
+    out.print(table)
+
+
+@images_app.command("prune")
+@command
+def images_prune(
+    all_images: bool = typer.Option(False, "--all", help="remove current images too"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Remove stale envfactory images (tags the recipes no longer build)."""
+    from envs import images
+
+    removed = images.prune(all_images=all_images, log=_log(as_json))
+    if as_json:
+        _emit_json({"removed": removed})
+    else:
+        out.print(f"removed {len(removed)} image(s)")
+
+
+# --------------------------------------------------------------------------- gc
+
+
+@app.command()
+@command
+def gc(
+    all_containers: bool = typer.Option(False, "--all",
+                                        help="remove every envfactory sandbox, live or not"),
+    older_than: Optional[float] = typer.Option(None, help="also remove sandboxes older than "
+                                               "this many seconds"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Remove leftover sandboxes (containers whose owner process is gone)."""
+    from envs import sandbox
+
+    removed = sandbox.gc(all=all_containers, older_than_s=older_than)
+    if as_json:
+        _emit_json({"removed": removed})
+    else:
+        out.print(f"removed {len(removed)} leftover sandbox(es)")
+
+
+# --------------------------------------------------------------------------- eval
+
+
+@app.command("eval")
+@command
+def eval_cmd(
+    predictions: str = typer.Argument(..., help="predictions JSONL, or 'gold' / 'empty'"),
+    dataset: Optional[Path] = typer.Option(None, "--dataset", "-d",
+                                           help="SWE-bench-style instance JSONL "
+                                           "(default: the registry's tasks)"),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="name of the run (resumable)"),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="parallel sandboxes"),
+    timeout: Optional[float] = typer.Option(None, "--timeout",
+                                            help="seconds for each test run"),
+    instance_ids: Optional[list[str]] = typer.Option(None, "--instance-id", "-i",
+                                                     help="only these instances"),
+    force: bool = typer.Option(False, "--force", help="rerun finished instances"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Evaluate predicted patches: a fresh sandbox each, apply, run, grade."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from harness.evaluate import evaluate, load_tasks
+
+    tasks = load_tasks(dataset)
+    if not tasks:
+        raise ValueError("no tasks: register some or pass --dataset FILE.jsonl")
+    console = err if as_json else out
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                  transient=as_json) as bar:
+        total = len(instance_ids) if instance_ids else None
+        tid = bar.add_task("evaluating", total=total or len(tasks))
+
+        def progress(report: dict) -> None:
+            bar.advance(tid)
+            mark = "[green]resolved[/green]" if report["resolved"] else (
+                f"[yellow]{report['failure_kind']}[/yellow]"
+                if report["failure_kind"] != "NONE" else "[red]unresolved[/red]")
+            bar.console.log(f"{report['instance_id']}: {mark}", highlight=False)
+
+        summary = evaluate(predictions, tasks=tasks, run_id=run_id, workers=workers,
+                           timeout=timeout, instance_ids=instance_ids, force=force,
+                           progress=progress)
+    if as_json:
+        _emit_json(summary.model_dump(mode="json"))
+        return
+    table = Table(title=f"eval {summary.run_id}: {summary.resolved_instances}/"
+                  f"{summary.submitted_instances} resolved "
+                  f"({100 * summary.resolved_rate:.1f}%), {summary.seconds:.1f}s")
+    for col in ("instance", "resolved", "failure kind", "F2P", "P2P", "seconds", "reason"):
+        table.add_column(col, overflow="fold")
+    for r in summary.instances:
+        ts = r.get("tests_status") or {}
+        def frac(key: str, ts: dict = ts) -> str:
+            b = ts.get(key)
+            return f"{len(b['success'])}/{len(b['success']) + len(b['failure'])}" if b else "-"
+        table.add_row(r["instance_id"], "yes" if r["resolved"] else "no", r["failure_kind"],
+                      frac("FAIL_TO_PASS"), frac("PASS_TO_PASS"),
+                      f"{r['timings'].get('total', 0):.1f}", r["reason"][:80])
+    out.print(table)
+    out.print(f"report: {summary.run_dir}/report.json"
+              + (f" ({summary.skipped_instances} finished earlier, not rerun)"
+                 if summary.skipped_instances else ""))
+
+
+# --------------------------------------------------------------------------- run (main job)
+
+
+@app.command()
+@command
+def run(
+    suite: Optional[str] = typer.Option(None, help="Debian suite of the images"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """The main job on the embedded defaults: engine, base images, the language table."""
+    from envs import engine, images
+    from envs.models import Language
+
+    log = _log(as_json)
+    start = time.monotonic()
+    engine.ensure_engine(log=log)
+    records = {r.tag: r for r in images.ensure_all(suite=suite, log=log)}
+    _record_images(list(records.values()))
+    rows = []
+    for lang in Language:
+        p = images.plan(images.image_for(lang), suite=suite)
+        r = records[p.tag]
+        rows.append({"language": lang.value, "image": p.tag, "size_bytes": r.size_bytes,
+                     "versions": r.versions})
+    seconds = round(time.monotonic() - start, 1)
+    if as_json:
+        _emit_json({"seconds": seconds, "languages": rows})
+        return
+    table = Table(title=f"envfactory: nine-language toolchain images ({seconds}s)")
+    for col in ("language", "image", "toolchain", "size"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(row["language"], row["image"],
+                      ", ".join(f"{k} {v}" for k, v in row["versions"].items()),
+                      _human(row["size_bytes"]))
+    out.print(table)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""The one typed configuration of envfactory.
+
+Every field can be set by an environment variable `ENVFACTORY_<FIELD>` (for example
+`ENVFACTORY_DB_URL`, `ENVFACTORY_CA_BUNDLE`); the CLI's global options are built from it.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_home() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "envfactory"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ENVFACTORY_", extra="ignore", frozen=True)
+
+    home: Path = Field(default_factory=_default_home, description="where state is kept")
+    db_url: str | None = Field(
+        default=None, description="SQLAlchemy URL of the registry (default: SQLite under home)"
+    )
+    ca_bundle: str | None = Field(
+        default=None,
+        description="PEM bundle to inject into images; 'none' disables; default: auto-detect",
+    )
+    debian_suite: str = Field(default="bookworm", description="Debian suite of the base image")
+    debian_mirror: str = Field(
+        default="http://deb.debian.org/debian", description="apt mirror for base images"
+    )
+    base_source: str = Field(
+        default="auto",
+        description="how the Debian base is made: auto (pull, else debootstrap), pull, debootstrap",
+    )
+    image_prefix: str = Field(default="envfactory", description="repository prefix of image tags")
+    docker_timeout: int = Field(default=600, description="seconds for one Docker API call")
+    sandbox_memory: str = Field(default="2g", description="default memory limit of a sandbox")
+    sandbox_pids: int = Field(default=512, description="default pids limit of a sandbox")
+    sandbox_cpus: float = Field(default=2.0, description="default CPU limit of a sandbox")
+    output_bytes: int = Field(default=4 * 1024 * 1024, description="cap per output stream")
+    workers: int = Field(default=2, description="local worker processes")
+
+    @property
+    def registry_url(self) -> str:
+        if self.db_url:
+            return self.db_url
+        return f"sqlite:///{self.home / 'registry.sqlite'}"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.home / "runs"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
+
+
+def reset_settings_cache() -> None:
+    """Forget the cached settings (tests change ENVFACTORY_* variables)."""
+    get_settings.cache_clear()

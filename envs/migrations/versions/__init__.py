@@ -1,0 +1,1 @@
+"""Migration revisions, oldest first (0001_initial.py creates every table)."""

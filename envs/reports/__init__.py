@@ -1,0 +1,58 @@
+"""Test reports -> per-test results.
+
+    from envs import reports
+    report = reports.parse("junit", xml_bytes, exit_code=1)
+    report.results, report.consistent, report.warnings
+
+Formats are registered by decorator (`register`), one module per format; see
+`formats()` for the names and each module's docstring for its test-id convention.
+A format string may carry a variant, ``name:variant`` (``junit:gtest``, ``exitcode:tests``).
+Every parser returns results or raises `ReportParseError`, whatever bytes it is given.
+"""
+
+from __future__ import annotations
+
+from envs.reports.registry import (
+    FormatInfo,
+    ParseContext,
+    ParsedReport,
+    ReportParseError,
+    ReportWarning,
+    UnknownFormatError,
+    format_info,
+    formats,
+    parse,
+    parse_best,
+    register,
+)
+
+# Importing the modules registers their formats.
+from envs.reports import (  # noqa: F401  isort: skip
+    automake,
+    catch2,
+    doctest,
+    generic,
+    gotest,
+    jest,
+    junit,
+    minitest,
+    mocha,
+    phpunit,
+    pytest_text,
+    rspec,
+    tap,
+)
+
+__all__ = [
+    "FormatInfo",
+    "ParseContext",
+    "ParsedReport",
+    "ReportParseError",
+    "ReportWarning",
+    "UnknownFormatError",
+    "format_info",
+    "formats",
+    "parse",
+    "parse_best",
+    "register",
+]

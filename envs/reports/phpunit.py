@@ -1,0 +1,46 @@
+"""PHPUnit ``--testdox`` text output.
+
+A class header ``Calculator (Tests\\Calculator)`` followed by ``✔ Adds two numbers``
+(pass), ``✘ Divides by zero`` (failure or error), ``↩ Skipped thing`` (skipped),
+``∅ Incomplete thing`` (incomplete, SKIPPED). The id is ``<header> > <test>`` with the
+header's parenthesised class left out, as in SWE-bench's phpunit parser
+(``Calculator > Adds two numbers``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from envs.models import TestStatus
+from envs.reports._util import lines
+from envs.reports.registry import ParseContext, register
+
+_DURATION = re.compile(r"\s+\d+(?:\.\d+)? ms$")
+_STATUS = {
+    "✔": TestStatus.PASSED,
+    "✘": TestStatus.FAILED,
+    "↩": TestStatus.SKIPPED,
+    "∅": TestStatus.SKIPPED,
+    "☢": TestStatus.PASSED,  # risky: it ran and passed, with a warning
+}
+
+
+@register("phpunit-testdox", kind="text", description="phpunit --testdox output")
+def parse_phpunit_testdox(text: str, ctx: ParseContext) -> None:
+    suite: str | None = None
+    for line in lines(text):
+        stripped = line.strip()
+        if stripped[:1] in _STATUS:
+            name = _DURATION.sub("", stripped[1:].strip())
+            if name:
+                ctx.add(f"{suite} > {name}" if suite else name, _STATUS[stripped[0]])
+            continue
+        # a class header, "Name (Namespace\\Class)": SWE-bench's ^(\w.+) \(.+\)$
+        cut = line.rfind(" (")
+        if (
+            cut > 0
+            and line.endswith(")")
+            and len(line) > cut + 3
+            and (line[0].isalnum() or line[0] == "_")
+        ):
+            suite = line[:cut]

@@ -1,0 +1,413 @@
+"""Evaluate predicted patches: each in a fresh hardened sandbox — apply, run, parse, grade.
+
+Predictions are SWE-bench's JSONL (`instance_id`, `model_name_or_path`, `model_patch`); the
+special predictions `gold` and `empty` evaluate the reference patch and no patch. Tasks come
+from the registry or from a SWE-bench-style instance JSONL that carries envfactory's
+environment fields (`image`, `test_command`, `report_format`, ... or a whole `env_spec`).
+
+Layout of a run, resumable (an instance with a report.json is not rerun):
+
+    <home>/runs/<run_id>/<model>/<instance_id>/{patch.diff, test_output.txt, report.json}
+    <home>/runs/<run_id>/report.json      the summary, SWE-bench's fields plus failure kinds
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from envs import grading, reports
+from envs.config import get_settings
+from envs.models import EnvSpec, FailureKind, Language, SWETask
+
+GOLD = "gold"
+EMPTY = "empty"
+# Pinned so that two runs of the same task see the same world.
+DETERMINISM_ENV = {"TZ": "UTC", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+                   "PYTHONDONTWRITEBYTECODE": "1", "CI": "true"}
+_SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+class EvalError(ValueError):
+    """Bad input to an evaluation (file, field, id); one line."""
+
+
+class Prediction(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    instance_id: str
+    model_name_or_path: str = "unknown"
+    model_patch: str | None = None
+
+
+def safe_name(text: str) -> str:
+    return _SAFE.sub("_", text).strip("_") or "_"
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise EvalError(f"{path}: {exc.strerror or exc}") from exc
+    stripped = text.lstrip()
+    if stripped.startswith("["):  # a JSON array is accepted too (SWE-bench accepts both)
+        try:
+            rows = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise EvalError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from exc
+        return [r for r in rows if isinstance(r, dict)]
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EvalError(f"{path}:{n}: not valid JSON: {exc.msg}") from exc
+        if not isinstance(row, dict):
+            raise EvalError(f"{path}:{n}: expected a JSON object")
+        rows.append(row)
+    return rows
+
+
+def task_from_row(row: dict[str, Any]) -> SWETask:
+    """A SWE-bench-style instance row, with envfactory's environment fields, as a task."""
+    row = dict(row)
+    spec = row.pop("env_spec", None)
+    if isinstance(spec, str):
+        spec = json.loads(spec)
+    if spec is None and row.get("image"):
+        spec = {
+            "name": row.get("env_name") or row["instance_id"],
+            "language": row.get("language") or "python",
+            "base_image": row.get("base_image") or row["image"],
+            "image": row["image"],
+            "test_command": row.get("test_command") or row.get("eval_script") or "",
+            "report_format": row.get("report_format") or "exitcode",
+            "report_path": row.get("report_path"),
+            "workdir": row.get("workdir") or "/testbed",
+        }
+    if spec is not None:
+        row["env_spec"] = EnvSpec.model_validate(spec)
+    if row.get("language"):
+        row["language"] = Language(row["language"])
+    for key in ("instance_id", "repo", "base_commit"):
+        if key not in row:
+            raise EvalError(f"instance row lacks {key!r}")
+    return SWETask.model_validate(row)
+
+
+def load_tasks(dataset: Path | None = None, *, registry: Any = None) -> dict[str, SWETask]:
+    if dataset is not None:
+        tasks = [task_from_row(r) for r in _read_jsonl(dataset)]
+    else:
+        if registry is None:
+            from envs.registry import Registry
+
+            with Registry() as reg:
+                tasks = list(reg.list_swe_tasks())
+        else:
+            tasks = list(registry.list_swe_tasks())
+    return {t.instance_id: t for t in tasks}
+
+
+def load_predictions(source: str, tasks: dict[str, SWETask]) -> list[Prediction]:
+    if source == GOLD:
+        return [Prediction(instance_id=i, model_name_or_path=GOLD, model_patch=t.patch)
+                for i, t in tasks.items()]
+    if source == EMPTY:
+        return [Prediction(instance_id=i, model_name_or_path=EMPTY, model_patch="")
+                for i in tasks]
+    rows = _read_jsonl(Path(source))
+    preds = []
+    for n, row in enumerate(rows, 1):
+        if "instance_id" not in row:
+            raise EvalError(f"{source}: prediction {n} lacks 'instance_id'")
+        preds.append(Prediction.model_validate(row))
+    return preds
+
+
+# --------------------------------------------------------------------------- one instance
+
+
+@dataclass(frozen=True)
+class EvalJob:
+    """Everything one evaluation needs, picklable for a worker process."""
+
+    task_json: str
+    prediction_json: str
+    out_dir: str
+    timeout: float | None = None
+
+
+def _result(task: SWETask, pred: Prediction, *, failure: FailureKind, reason: str,
+            grade: grading.GradeReport | None, timings: dict[str, float],
+            patch_method: str | None, exit_code: int | None) -> dict[str, Any]:
+    patch = pred.model_patch
+    report = {
+        "instance_id": task.instance_id,
+        "model_name_or_path": pred.model_name_or_path,
+        "resolved": bool(grade and grade.resolved and failure is FailureKind.NONE),
+        "failure_kind": failure.value,
+        "infrastructure": failure.is_infrastructure,
+        "reason": reason,
+        "patch_is_None": patch is None,
+        "patch_exists": bool(patch and patch.strip()),
+        "patch_successfully_applied": failure is not FailureKind.PATCH_FAILED,
+        "patch_method": patch_method,
+        "exit_code": exit_code,
+        "timings": {k: round(v, 4) for k, v in timings.items()},
+    }
+    if grade is not None:
+        report["tests_status"] = grade.to_swebench()["tests_status"]
+        report["resolution"] = grade.resolution.value
+        report["warnings"] = grade.warnings
+    return report
+
+
+def evaluate_one(job: EvalJob) -> dict[str, Any]:
+    """Evaluate one prediction; writes the instance's files and returns its report."""
+    from envs.sandbox import Sandbox, SandboxDied, SandboxError
+
+    task = SWETask.model_validate_json(job.task_json)
+    pred = Prediction.model_validate_json(job.prediction_json)
+    out = Path(job.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "patch.diff").write_text(pred.model_patch or "", encoding="utf-8")
+    timings: dict[str, float] = {}
+    spec = task.env_spec
+    t0 = time.monotonic()
+
+    def done(failure: FailureKind, reason: str, grade: grading.GradeReport | None = None,
+             method: str | None = None, exit_code: int | None = None) -> dict[str, Any]:
+        timings["total"] = time.monotonic() - t0
+        report = _result(task, pred, failure=failure, reason=reason, grade=grade,
+                         timings=timings, patch_method=method, exit_code=exit_code)
+        tmp = out / "report.json.tmp"
+        tmp.write_text(json.dumps(report, indent=2), encoding="utf-8")
+        tmp.replace(out / "report.json")  # atomic: a half-written report never counts as done
+        return report
+
+    if spec is None or not spec.image:
+        return done(FailureKind.ENV_COLLAPSE, "the task has no built environment image")
+    timeout = job.timeout or spec.limits.timeout
+    mark = time.monotonic()
+    try:
+        sb = Sandbox.start(spec.image, network=spec.network, limits=spec.limits,
+                           workdir=spec.workdir, env={**DETERMINISM_ENV, **spec.env},
+                           labels={"envfactory.instance": task.instance_id[:60]})
+    except SandboxError as exc:
+        return done(FailureKind.ENV_COLLAPSE, f"sandbox did not start: {exc}")
+    timings["start"] = time.monotonic() - mark
+    try:
+        mark = time.monotonic()
+        applied = sb.apply_patch(pred.model_patch or "")
+        timings["patch"] = time.monotonic() - mark
+        if not applied.applied:
+            return done(FailureKind.PATCH_FAILED, f"patch did not apply: {applied.reason}")
+        method = applied.method
+        if task.test_patch.strip():
+            mark = time.monotonic()
+            tp = sb.apply_patch(task.test_patch)
+            timings["test_patch"] = time.monotonic() - mark
+            if not tp.applied:
+                return done(FailureKind.VERIFIER_ERROR,
+                            f"the task's test patch did not apply: {tp.reason}", method=method)
+        mark = time.monotonic()
+        res = sb.exec(spec.test_command, timeout=timeout)
+        timings["run"] = time.monotonic() - mark
+        (out / "test_output.txt").write_text(
+            f"$ {spec.test_command}\n{res.output}\n[exit {res.exit_code}, {res.duration:.2f}s"
+            f"{', timed out' if res.timed_out else ''}]\n", encoding="utf-8")
+        if res.timed_out:
+            return done(FailureKind.TIMEOUT, f"tests timed out after {timeout:.0f}s",
+                        method=method, exit_code=res.exit_code)
+        if res.oom_killed:
+            return done(FailureKind.OOM, f"out of memory (limit {spec.limits.memory})",
+                        method=method, exit_code=res.exit_code)
+        mark = time.monotonic()
+        data: bytes | str
+        if spec.report_path:
+            try:
+                data = sb.get_file(spec.report_path)
+            except (SandboxError, FileNotFoundError):
+                data = b""
+        else:
+            data = res.stdout
+        try:
+            parsed = reports.parse(spec.report_format, data, exit_code=res.exit_code)
+        except reports.ReportParseError as exc:
+            parsed = None
+            parse_error = str(exc)
+        timings["parse"] = time.monotonic() - mark
+        if parsed is None or not parsed.results:
+            why = parse_error if parsed is None else "the report holds no test result"
+            # With a patch, a run that yields nothing is most likely the patch's doing
+            # (it broke the build); without one, the environment itself is broken.
+            kind = FailureKind.MODEL if (pred.model_patch or "").strip() else \
+                FailureKind.BUILD_FAILED
+            tail = res.output.strip().splitlines()[-1:] or [""]
+            return done(kind, f"no test results ({why}); exit {res.exit_code}: {tail[0][:200]}",
+                        method=method, exit_code=res.exit_code)
+        mark = time.monotonic()
+        grade = grading.grade(parsed, task.FAIL_TO_PASS, task.PASS_TO_PASS)
+        timings["grade"] = time.monotonic() - mark
+        return done(grade.failure_kind, grade.reason, grade, method=method,
+                    exit_code=res.exit_code)
+    except SandboxDied as exc:
+        return done(FailureKind.ENV_COLLAPSE, f"container died: {exc}")
+    except SandboxError as exc:
+        return done(FailureKind.ENV_COLLAPSE, f"sandbox failed: {exc}")
+    finally:
+        mark = time.monotonic()
+        sb.close()
+        timings["close"] = time.monotonic() - mark
+
+
+# --------------------------------------------------------------------------- a run
+
+
+class EvalSummary(BaseModel):
+    run_id: str
+    run_dir: str
+    total_instances: int
+    submitted_instances: int
+    completed_instances: int
+    resolved_instances: int
+    unresolved_instances: int
+    empty_patch_instances: int
+    error_instances: int
+    skipped_instances: int  # finished in an earlier invocation of the same run
+    failure_kinds: dict[str, int]
+    resolved_ids: list[str]
+    unresolved_ids: list[str]
+    error_ids: list[str]
+    empty_patch_ids: list[str]
+    instances: list[dict[str, Any]]
+    seconds: float
+
+    @property
+    def resolved_rate(self) -> float:
+        return self.resolved_instances / self.submitted_instances if self.submitted_instances \
+            else 0.0
+
+
+def default_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def evaluate(predictions: str | Iterable[Prediction], *, tasks: dict[str, SWETask],
+             run_id: str | None = None, workers: int = 1, timeout: float | None = None,
+             instance_ids: list[str] | None = None, force: bool = False,
+             runs_dir: Path | None = None,
+             progress: Callable[[dict[str, Any]], None] | None = None,
+             record: bool = True) -> EvalSummary:
+    """Evaluate predictions against tasks; resumable by run id."""
+    from harness.executor import LocalExecutor
+
+    start = time.monotonic()
+    run_id = run_id or default_run_id()
+    preds = load_predictions(predictions, tasks) if isinstance(predictions, str) \
+        else list(predictions)
+    if instance_ids:
+        wanted = set(instance_ids)
+        unknown = wanted - {p.instance_id for p in preds}
+        if unknown:
+            raise EvalError(f"no prediction for {', '.join(sorted(unknown)[:5])}")
+        preds = [p for p in preds if p.instance_id in wanted]
+    missing = [p.instance_id for p in preds if p.instance_id not in tasks]
+    if missing:
+        raise EvalError(f"{len(missing)} prediction(s) name unknown instances, e.g. "
+                        f"{missing[0]!r} (known: {len(tasks)} task(s))")
+    run_dir = (runs_dir or get_settings().runs_dir) / safe_name(run_id)
+    reports_by_id: dict[str, dict[str, Any]] = {}
+    jobs: list[EvalJob] = []
+    skipped = 0
+    for p in preds:
+        out = run_dir / safe_name(p.model_name_or_path) / safe_name(p.instance_id)
+        previous = out / "report.json"
+        if previous.is_file() and not force:
+            try:
+                reports_by_id[p.instance_id] = json.loads(previous.read_text())
+                skipped += 1
+                if progress:
+                    progress(reports_by_id[p.instance_id])
+                continue
+            except ValueError:
+                pass  # a damaged report is redone
+        jobs.append(EvalJob(task_json=tasks[p.instance_id].model_dump_json(),
+                            prediction_json=p.model_dump_json(), out_dir=str(out),
+                            timeout=timeout))
+    if jobs:
+        executor = LocalExecutor(workers=max(1, min(workers, len(jobs))))
+        for outcome in executor.map(evaluate_one, jobs):
+            pred = Prediction.model_validate_json(outcome.job.prediction_json)
+            if outcome.ok:
+                report = outcome.value
+            else:
+                # The harness itself failed for this instance: never a verdict on the model.
+                kind = FailureKind.ENV_COLLAPSE if outcome.worker_died else \
+                    FailureKind.VERIFIER_ERROR
+                report = _result(tasks[pred.instance_id], pred, failure=kind,
+                                 reason=outcome.error.splitlines()[0][:300], grade=None,
+                                 timings={}, patch_method=None, exit_code=None)
+            reports_by_id[pred.instance_id] = report
+            if progress:
+                progress(report)
+    ordered = [reports_by_id[p.instance_id] for p in preds if p.instance_id in reports_by_id]
+    summary = _summarise(run_id, run_dir, tasks, ordered, skipped, time.monotonic() - start)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "report.json").write_text(summary.model_dump_json(indent=2), encoding="utf-8")
+    if record:
+        _record(run_id, ordered)
+    return summary
+
+
+def _summarise(run_id: str, run_dir: Path, tasks: dict[str, SWETask],
+               reports_: list[dict[str, Any]], skipped: int, seconds: float) -> EvalSummary:
+    resolved = [r["instance_id"] for r in reports_ if r["resolved"]]
+    errors = [r["instance_id"] for r in reports_
+              if FailureKind(r["failure_kind"]).is_infrastructure]
+    empty = [r["instance_id"] for r in reports_ if not r["patch_exists"]]
+    unresolved = [r["instance_id"] for r in reports_
+                  if not r["resolved"] and r["instance_id"] not in errors]
+    kinds = Counter(r["failure_kind"] for r in reports_)
+    return EvalSummary(
+        run_id=run_id, run_dir=str(run_dir), total_instances=len(tasks),
+        submitted_instances=len(reports_), completed_instances=len(reports_) - len(errors),
+        resolved_instances=len(resolved), unresolved_instances=len(unresolved),
+        empty_patch_instances=len(empty), error_instances=len(errors),
+        skipped_instances=skipped, failure_kinds=dict(kinds), resolved_ids=resolved,
+        unresolved_ids=unresolved, error_ids=errors, empty_patch_ids=empty,
+        instances=reports_, seconds=round(seconds, 2))
+
+
+def _record(run_id: str, reports_: list[dict[str, Any]]) -> None:
+    """Keep each verdict in the registry as a run (best effort: the files are the record)."""
+    try:
+        from envs.models import RunRecord, RunStatus
+        from envs.registry import Registry
+
+        now = datetime.now(timezone.utc)
+        with Registry() as reg:
+            for r in reports_:
+                reg.put_run(RunRecord(
+                    run_id=f"eval/{run_id}/{r['model_name_or_path']}/{r['instance_id']}",
+                    kind="eval", target=r["instance_id"], status=RunStatus.DONE,
+                    failure_kind=FailureKind(r["failure_kind"]), resolved=r["resolved"],
+                    details={k: r[k] for k in ("reason", "timings", "patch_method")},
+                    finished_at=now))
+    except Exception:  # the registry is a convenience here; the run directory is the truth
+        return
