@@ -35,7 +35,9 @@ def test_tag_is_a_hash_of_what_built_it(tmp_path):
     with_ca = images.plan("python", ca_bundle=ca.load(pem))
     assert with_ca.tag != first.tag  # the CA reaches every child through the parent hash
     assert images.plan("python", suite="trixie", ca_bundle=None).tag != first.tag
-    assert first.tag.startswith("envfactory/python:bookworm-")
+    from envs.config import get_settings
+
+    assert first.tag.startswith(f"{get_settings().image_prefix}/python:bookworm-")
 
 
 def test_building_twice_builds_once(docker_engine):
