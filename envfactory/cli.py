@@ -33,7 +33,8 @@ app = typer.Typer(
 images_app = typer.Typer(help="Base and language toolchain images.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
 
-out = Console()
+# Tables stay readable when piped or logged (rich falls back to 80 columns there).
+out = Console(width=None if sys.stdout.isatty() else 140)
 err = Console(stderr=True, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -379,12 +380,17 @@ def run(
     engine.ensure_engine(log=log)
     records = {r.tag: r for r in images.ensure_all(suite=suite, log=log)}
     _record_images(list(records.values()))
+    # The tools that matter for each language, of its family image's probes.
+    tools = {"c": ("gcc", "make", "cmake"), "cpp": ("g++", "cmake", "ninja", "gtest"),
+             "javascript": ("node", "npm"), "typescript": ("node", "tsc")}
     rows = []
     for lang in Language:
         p = images.plan(images.image_for(lang), suite=suite)
         r = records[p.tag]
+        wanted = tools.get(lang.value)
+        versions = {k: v for k, v in r.versions.items() if wanted is None or k in wanted}
         rows.append({"language": lang.value, "image": p.tag, "size_bytes": r.size_bytes,
-                     "versions": r.versions})
+                     "versions": versions})
     seconds = round(time.monotonic() - start, 1)
     if as_json:
         _emit_json({"seconds": seconds, "languages": rows})

@@ -88,8 +88,8 @@ recipe(Recipe(
     packages=("ca-certificates", "curl", "git", "patch", "procps", "python3", "xz-utils",
               "unzip", "less"),
     env=(("LANG", "C.UTF-8"), ("LC_ALL", "C.UTF-8"), ("TZ", "UTC")),
-    probes=(("debian", "cat /etc/debian_version"), ("git", "git --version"),
-            ("python3", "python3 --version")),
+    probes=(("debian", "cat /etc/debian_version"), ("git", "git --version | cut -d' ' -f3"),
+            ("python3", "python3 -c 'import platform; print(platform.python_version())'")),
 ))
 recipe(Recipe(
     name="python",
@@ -97,8 +97,9 @@ recipe(Recipe(
     packages=("python3", "python3-venv", "python3-pip", "python3-pytest", "python3-dev",
               "build-essential"),
     languages=(Language.PYTHON,),
-    probes=(("python", "python3 --version"), ("pip", "pip3 --version | cut -d' ' -f1-2"),
-            ("pytest", "pytest --version 2>&1 | head -1")),
+    probes=(("python", "python3 -c 'import platform; print(platform.python_version())'"),
+            ("pip", "pip3 --version | cut -d' ' -f2"),
+            ("pytest", "pytest --version 2>&1 | head -1 | cut -d' ' -f2")),
 ))
 recipe(Recipe(
     name="java",
@@ -109,7 +110,8 @@ recipe(Recipe(
     # Rebuild the Java trust store from /etc/ssl/certs, which holds the injected CA by now.
     run=("update-ca-certificates -f >/dev/null",),
     languages=(Language.JAVA,),
-    probes=(("java", "java -version 2>&1 | head -1"), ("maven", "mvn -B -v 2>/dev/null | head -1")),
+    probes=(("java", "java -version 2>&1 | head -1 | cut -d'\"' -f2"),
+            ("maven", "mvn -B -v 2>/dev/null | head -1 | cut -d' ' -f3")),
 ))
 recipe(Recipe(
     name="go",
@@ -118,7 +120,7 @@ recipe(Recipe(
     env=(("GOPATH", "/root/go"), ("PATH", "/root/go/bin:/usr/local/sbin:/usr/local/bin:"
                                           "/usr/sbin:/usr/bin:/sbin:/bin")),
     languages=(Language.GO,),
-    probes=(("go", "go version"),),
+    probes=(("go", "go env GOVERSION | sed s/^go//"),),
 ))
 recipe(Recipe(
     name="cpp",
@@ -126,26 +128,28 @@ recipe(Recipe(
     packages=("gcc", "g++", "make", "cmake", "ninja-build", "pkg-config", "libgtest-dev",
               "libgmock-dev", "autoconf", "automake", "libtool", "catch2", "doctest-dev"),
     languages=(Language.C, Language.CPP),
-    probes=(("gcc", "gcc --version | head -1"), ("g++", "g++ --version | head -1"),
-            ("make", "make --version | head -1"), ("cmake", "cmake --version | head -1"),
+    probes=(("gcc", "gcc -dumpfullversion"), ("g++", "g++ -dumpfullversion"),
+            ("make", "make --version | head -1 | cut -d' ' -f3"),
+            ("cmake", "cmake --version | head -1 | cut -d' ' -f3"),
             ("ninja", "ninja --version"),
-            ("gtest", "dpkg-query -W -f='${Version}' libgtest-dev")),
+            ("gtest", "dpkg-query -W -f='${Version}' libgtest-dev | cut -d- -f1")),
 ))
 recipe(Recipe(
     name="node",
     parent="base",
     packages=("nodejs", "npm", "node-typescript"),
     languages=(Language.JAVASCRIPT, Language.TYPESCRIPT),
-    probes=(("node", "node --version"), ("npm", "npm --version 2>/dev/null"),
-            ("tsc", "tsc --version")),
+    probes=(("node", "node --version | sed s/^v//"), ("npm", "npm --version 2>/dev/null"),
+            ("tsc", "tsc --version | cut -d' ' -f2")),
 ))
 recipe(Recipe(
     name="php",
     parent="base",
     packages=("php-cli", "php-xml", "php-mbstring", "phpunit", "composer"),
     languages=(Language.PHP,),
-    probes=(("php", "php -r 'echo PHP_VERSION;'"), ("phpunit", "phpunit --version | head -1"),
-            ("composer", "composer --version 2>/dev/null | head -1")),
+    probes=(("php", "php -r 'echo PHP_VERSION;'"),
+            ("phpunit", "phpunit --version | head -1 | cut -d' ' -f2"),
+            ("composer", "composer --version 2>/dev/null | head -1 | cut -d' ' -f3")),
 ))
 recipe(Recipe(
     name="ruby",
@@ -153,8 +157,10 @@ recipe(Recipe(
     packages=("ruby", "ruby-dev", "bundler", "rake", "ruby-minitest", "ruby-rspec",
               "build-essential"),
     languages=(Language.RUBY,),
-    probes=(("ruby", "ruby --version"), ("bundler", "bundler --version"),
-            ("rspec", "rspec --version 2>&1 | head -1"), ("rake", "rake --version")),
+    probes=(("ruby", "ruby -e 'print RUBY_VERSION'"),
+            ("bundler", "bundler --version | cut -d' ' -f3"),
+            ("rspec", "rspec --version 2>&1 | head -1 | cut -d' ' -f2"),
+            ("rake", "rake --version | cut -d' ' -f3")),
 ))
 
 # Which image a language runs in.

@@ -127,6 +127,10 @@ class EnvSpec(Frozen):
     limits: Limits = Field(default_factory=Limits)
     image: str | None = None  # the built image, once built
     fingerprint: str | None = None  # hash of what decides the dependencies
+    # An instance is the env image plus a checkout of this commit in the workdir, made at
+    # sandbox start, so a second commit with the same dependencies needs no new image.
+    checkout: str | None = None
+    resolved: dict[str, str] = Field(default_factory=dict)  # package -> version, as built
 
 
 class TaskKind(str, Enum):

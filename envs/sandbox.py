@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import os
 import posixpath
@@ -1029,6 +1030,29 @@ GIT_INDEX_FILE="$idx" {_GIT} diff --cached --binary --no-color --no-ext-diff "$b
         self._state.images.append(image_id)
         return Snapshot("image", image_id, ())
 
+    def commit(self, tag: str, *, labels: Mapping[str, str] | None = None,
+               changes: Sequence[str] = ()) -> str:
+        """Commit the container to a permanent image `tag` (an env image); returns its id.
+
+        Unlike snapshot(), the image is not removed on close and carries only the given
+        labels (the sandbox's own labels would make gc() treat it as a leftover).
+        """
+        self._check_open()
+        repo, _, version = tag.rpartition(":")
+        if not repo or "/" in version:
+            raise SandboxError(f"commit needs a repository:tag, got {tag!r}")
+        conf: dict[str, Any] = {"Labels": {k: v for k, v in (labels or {}).items()}}
+        if changes:
+            conf.update(_parse_changes(changes))
+        try:
+            res = self._client.api.commit(self.id, repository=repo, tag=version, pause=True,
+                                          conf=conf)
+        except NotFound as exc:
+            raise self._died("before commit") from exc
+        except (DockerException, OSError) as exc:
+            raise SandboxError(f"docker commit failed: {_short(exc)}") from exc
+        return str(res["Id"])
+
     def restore(self, snap: Snapshot) -> None:
         """Roll back to a snapshot. image: the container is replaced by a new one from the
         snapshot image, with the same configuration (its id changes); fs: the paths are
@@ -1070,6 +1094,23 @@ GIT_INDEX_FILE="$idx" {_GIT} diff --cached --binary --no-color --no-ext-diff "$b
                 api.remove_container(old, force=True, v=True)
             except (DockerException, OSError) as exc:
                 log.warning("could not remove replaced container %s: %s", old[:12], _short(exc))
+
+
+def _parse_changes(changes: Sequence[str]) -> dict[str, Any]:
+    """The few Dockerfile-style changes an env image needs: ENV K=V, WORKDIR, CMD [...]."""
+    conf: dict[str, Any] = {}
+    for change in changes:
+        word, _, rest = change.strip().partition(" ")
+        word = word.upper()
+        if word == "ENV":
+            conf.setdefault("Env", []).append(rest.strip())
+        elif word == "WORKDIR":
+            conf["WorkingDir"] = rest.strip()
+        elif word == "CMD":
+            conf["Cmd"] = json.loads(rest)
+        else:
+            raise SandboxError(f"unsupported image change {change!r} (ENV, WORKDIR, CMD)")
+    return conf
 
 
 _KEY_ERRORS = re.compile(r"patch failed|does not apply|does not exist|already exists|"

@@ -179,7 +179,8 @@ def _result(task: SWETask, pred: Prediction, *, failure: FailureKind, reason: st
 
 def evaluate_one(job: EvalJob) -> dict[str, Any]:
     """Evaluate one prediction; writes the instance's files and returns its report."""
-    from envs.sandbox import Sandbox, SandboxDied, SandboxError
+    from envs.instance import open_instance
+    from envs.sandbox import SandboxDied, SandboxError
 
     task = SWETask.model_validate_json(job.task_json)
     pred = Prediction.model_validate_json(job.prediction_json)
@@ -205,8 +206,7 @@ def evaluate_one(job: EvalJob) -> dict[str, Any]:
     timeout = job.timeout or spec.limits.timeout
     mark = time.monotonic()
     try:
-        sb = Sandbox.start(spec.image, network=spec.network, limits=spec.limits,
-                           workdir=spec.workdir, env={**DETERMINISM_ENV, **spec.env},
+        sb = open_instance(spec, env={**DETERMINISM_ENV, **spec.env},
                            labels={"envfactory.instance": task.instance_id[:60]})
     except SandboxError as exc:
         return done(FailureKind.ENV_COLLAPSE, f"sandbox did not start: {exc}")

@@ -1,0 +1,439 @@
+"""Build a repository into a verified environment: layered images and a diagnose-and-retry loop.
+
+Layers: language base image (envs.images) -> env image per repository and dependency
+fingerprint (a hash of the plan and of the files that decide the dependencies) -> an
+instance, which is the env image plus a checkout at the commit (envs.instance), made without
+a new image. A second commit of the same repository with unchanged dependencies reuses the
+env image.
+
+The loop: run the plan's setup steps in a build container (network on); when one fails,
+diagnose the output (repolaunch.diagnose), snapshot, try the next action, and roll back an
+action that did not help. Then commit the env image and run the tests in a fresh container
+with the network off; a test failure that names its cause (a missing module, the network)
+goes through the same loop. Every attempt is recorded — command, exit code, output tail,
+seconds — in the registry as the build transcript.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envs import images, reports
+from envs.config import get_settings
+from envs.instance import open_instance
+from envs.models import EnvSpec, Limits, RunRecord, RunStatus, TestResult, TestStatus
+from envs.sandbox import Sandbox, SandboxError
+from repolaunch import diagnose as dx
+from repolaunch.detect import Detection, detect
+from repolaunch.languages import Plan
+from repolaunch.languages import plan as make_plan
+
+Log = Callable[[str], None]
+BUILD_LIMITS = Limits(memory="6g", pids=4096, cpus=2.0, timeout=1800)
+TEST_LIMITS = Limits(memory="4g", pids=2048, cpus=2.0, timeout=1800)
+# apt and package managers need these inside the build container; the test run gets none.
+BUILD_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL")
+_SAFE = re.compile(r"[^a-z0-9._-]+")
+
+
+class LaunchError(RuntimeError):
+    """The repository could not be built into an environment; one line."""
+
+
+class Attempt(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    step: int
+    phase: str  # "setup", "action", "test", "rollback"
+    command: str
+    exit_code: int
+    output_tail: str
+    seconds: float
+    note: str = ""
+
+
+class LaunchResult(BaseModel):
+    repo: str
+    commit: str
+    detection: Detection
+    plan: Plan
+    env: EnvSpec | None = None
+    cache_hit: bool = False
+    ok: bool = False
+    failure: str | None = None
+    counts: dict[str, int] = Field(default_factory=dict)
+    results: list[TestResult] = Field(default_factory=list)
+    transcript: list[Attempt] = Field(default_factory=list)
+    transcript_path: str | None = None
+    seconds: float = 0.0
+    suite: str = ""
+
+    @property
+    def tests_found(self) -> int:
+        return len(self.results)
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def _git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines() or ["?"]
+        raise LaunchError(f"git {' '.join(args[:2])} failed: {lines[-1][:200]}")
+    return proc.stdout
+
+
+def repo_name(source: str | Path) -> str:
+    text = str(source).rstrip("/")
+    if text.endswith(".git"):
+        text = text[:-4]
+    parts = [p for p in re.split(r"[/:]", text) if p]
+    name = "__".join(parts[-2:]) if len(parts) >= 2 and "://" in text else parts[-1]
+    return _SAFE.sub("-", name.lower()).strip("-") or "repo"
+
+
+def local_source(source: str | Path, *, log: Log) -> Path:
+    """A local git repository for the source: the path itself, or a clone of the URL."""
+    path = Path(str(source)).expanduser()
+    if path.exists():
+        if not (path / ".git").exists() and not (path / "HEAD").exists():
+            raise LaunchError(f"{path} is not a git repository")
+        return path.resolve()
+    if not re.match(r"^(https?|git|ssh)://|^git@", str(source)):
+        raise LaunchError(f"{source}: no such path, and not a repository URL")
+    dest = get_settings().home / "repos" / repo_name(source)
+    if not dest.exists():
+        log(f"cloning {source} ...")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(["git", "clone", "-q", str(source), str(dest)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            lines = proc.stderr.strip().splitlines() or ["?"]
+            raise LaunchError(f"clone of {source} failed: {lines[-1][:200]}")
+    return dest
+
+
+def checkout_copy(src: Path, commit: str, dest: Path) -> Path:
+    """A full clone of src (all history, so later checkouts work) checked out at commit."""
+    proc = subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src), str(dest)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise LaunchError(f"cannot clone {src}: {proc.stderr.strip()[:200]}")
+    _git(dest, "-c", "advice.detachedHead=false", "checkout", "-qf", commit)
+    return dest
+
+
+def resolve_commit(repo: Path, commit: str | None) -> str:
+    try:
+        return _git(repo, "rev-parse", "--verify", f"{commit or 'HEAD'}^{{commit}}").strip()
+    except LaunchError:
+        raise LaunchError(f"commit {commit or 'HEAD'!r} not found in {repo}") from None
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+
+def dependency_files(root: Path, globs: tuple[str, ...]) -> list[str]:
+    out = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(".git/") or not path.is_file():
+            continue
+        if any(fnmatch.fnmatch(rel, g) for g in globs):
+            out.append(rel)
+    return out
+
+
+def fingerprint(root: Path, plan: Plan, base_tag: str) -> str:
+    """What decides the env image: the base image, the plan, the dependency files' contents."""
+    h = hashlib.sha256()
+    h.update(base_tag.encode())
+    h.update(plan.model_dump_json(exclude={"notes"}).encode())
+    for rel in dependency_files(root, plan.dependency_files):
+        h.update(b"\0" + rel.encode() + b"\0" + hashlib.sha256((root / rel).read_bytes()).digest())
+    return h.hexdigest()
+
+
+def env_tag(name: str, fp: str) -> str:
+    return f"{get_settings().image_prefix}/env-{name}:{fp[:16]}"
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def _tail(text: str, n: int = 2000) -> str:
+    return text[-n:]
+
+
+class _Builder:
+    def __init__(self, name: str, root: Path, plan: Plan, suite: str | None, max_steps: int,
+                 log: Log) -> None:
+        self.name, self.root, self.plan, self.suite = name, root, plan, suite
+        self.max_steps, self.log = max_steps, log
+        self.transcript: list[Attempt] = []
+        self.tried: set[str] = set()
+        self.extra_setup: list[str] = []
+        self.actions_used = 0
+
+    def record(self, phase: str, command: str, exit_code: int, output: str, seconds: float,
+               note: str = "") -> None:
+        self.transcript.append(Attempt(step=len(self.transcript) + 1, phase=phase,
+                                       command=command, exit_code=exit_code,
+                                       output_tail=_tail(output), seconds=round(seconds, 2),
+                                       note=note))
+
+    def run(self, sb: Sandbox, phase: str, command: str, note: str = "") -> Any:
+        t = time.monotonic()
+        res = sb.exec(command, env=self.plan.env)
+        self.record(phase, command, res.exit_code, res.output, time.monotonic() - t, note)
+        return res
+
+    def fix(self, sb: Sandbox, output: str, phase: str,
+            retry: Callable[[], bool]) -> str | None:
+        """Try actions until `retry` succeeds. Returns None when fixed, else the reason.
+        A suite change cannot happen in place; it is returned as 'suite:<name>'."""
+        for action in dx.diagnose(output, plan=self.plan, phase=phase, tried=self.tried):
+            if self.actions_used >= self.max_steps:
+                return f"gave up after {self.max_steps} diagnose steps"
+            self.tried.add(action.key)
+            self.actions_used += 1
+            self.log(f"  diagnose: {action.reason} -> {action.kind} {action.value}")
+            if action.kind == "suite":
+                return f"suite:{action.value}"
+            if action.kind == "network_at_test":
+                self.plan = self.plan.model_copy(update={"network_at_test": True})
+                self.record("action", "network_at_test=on", 0, "", 0.0, action.reason)
+                if retry():
+                    return None
+                continue
+            snap = sb.snapshot()
+            res = self.run(sb, "action", action.value, action.reason)
+            if res.exit_code == 0 and retry():
+                if action.kind in ("shell", "setup"):
+                    self.extra_setup.append(action.value)
+                return None
+            sb.restore(snap)  # the action did not help: undo it
+            self.record("rollback", f"restore before: {action.value}", 0, "", 0.0)
+        return dx.signature(output)
+
+
+def launch(source: str | Path, *, commit: str | None = None, suite: str | None = None,
+           max_steps: int = 8, rebuild: bool = False, run_tests: bool = True,
+           log: Log = lambda m: None, registry: Any = None) -> LaunchResult:
+    """detect -> plan -> build (or reuse) the env image -> run the tests -> report."""
+    start = time.monotonic()
+    src = local_source(source, log=log)
+    name = repo_name(source)
+    sha = resolve_commit(src, commit)
+    with tempfile.TemporaryDirectory(prefix=f"envfactory-launch-{name}-") as tmp:
+        root = checkout_copy(src, sha, Path(tmp) / "repo")
+        detection = detect(root)
+        plan = make_plan(root, detection)
+        tried_suites: list[str] = []
+        suite_now = suite or get_settings().debian_suite
+        while True:
+            result = _launch_in_suite(name, root, sha, detection, plan, suite_now, max_steps,
+                                      rebuild, run_tests, log)
+            if result.failure and result.failure.startswith("suite:"):
+                new_suite = result.failure.split(":", 1)[1]
+                tried_suites.append(suite_now)
+                if new_suite in tried_suites:
+                    result.failure = f"no Debian suite fits (tried {', '.join(tried_suites)})"
+                    break
+                log(f"switching to Debian {new_suite} (toolchain of another era)")
+                suite_now = new_suite
+                continue
+            break
+    result.seconds = round(time.monotonic() - start, 1)
+    result.transcript_path = str(_save_transcript(result))
+    _register(result, registry)
+    return result
+
+
+def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan: Plan,
+                     suite: str, max_steps: int, rebuild: bool, run_tests: bool,
+                     log: Log) -> LaunchResult:
+    base = images.ensure(plan.image_family, suite=suite, log=log).tag
+    fp = fingerprint(root, plan, base)
+    tag = env_tag(name, fp)
+    result = LaunchResult(repo=name, commit=sha, detection=detection, plan=plan, suite=suite)
+    b = _Builder(name, root, plan, suite, max_steps, log)
+    cache_hit = images.exists(tag) and not rebuild
+    spec_path = _spec_path(tag)
+    if cache_hit and spec_path.is_file():
+        log(f"env image {tag} exists (dependencies unchanged): reusing it")
+        env = EnvSpec.model_validate_json(spec_path.read_text()).model_copy(
+            update={"checkout": sha})
+        result.cache_hit = True
+    else:
+        env, failure = _build_env(b, base, tag, fp, sha, detection)
+        result.transcript = b.transcript
+        if env is None:
+            result.failure = failure
+            return result
+        spec_path.parent.mkdir(parents=True, exist_ok=True)
+        spec_path.write_text(env.model_dump_json(indent=2))
+    result.env = env
+    result.plan = b.plan
+    if not run_tests:
+        result.ok = True
+        return result
+    results, failure = _run_tests(b, env)
+    result.transcript = b.transcript
+    result.results = results
+    result.counts = _counts(results)
+    result.failure = failure
+    result.ok = failure is None and bool(results)
+    return result
+
+
+def _spec_path(tag: str) -> Path:
+    safe = tag.replace("/", "_").replace(":", "@")
+    return get_settings().home / "envs" / f"{safe}.json"
+
+
+def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
+               detection: Detection) -> tuple[EnvSpec | None, str | None]:
+    b.log(f"building env image {tag} from {base}")
+    with Sandbox.start(base, network=True, workdir="/testbed", limits=BUILD_LIMITS,
+                       cap_add=BUILD_CAPS, env=b.plan.env) as sb:
+        sb.put_dir(b.root, "/testbed")
+        for step in b.plan.setup_steps:
+            res = b.run(sb, "setup", step)
+            if res.exit_code != 0:
+                b.log(f"  setup step failed: {dx.signature(res.output)}")
+                why = b.fix(sb, res.output, "setup",
+                            lambda step=step: b.run(sb, "setup", step, "retry").exit_code == 0)
+                if why is not None:
+                    return None, why if why.startswith("suite:") else \
+                        f"setup failed: {step[:80]}: {why}"
+        resolved = _resolved_versions(sb)
+        env = EnvSpec(
+            name=f"{b.name}@{fp[:12]}", language=b.plan.language, base_image=base,
+            setup_steps=tuple(b.plan.setup_steps) + tuple(b.extra_setup),
+            test_command=b.plan.test_command, report_format=b.plan.report_format,
+            report_path=b.plan.report_path, workdir="/testbed", env=dict(b.plan.env),
+            network=b.plan.network_at_test, limits=TEST_LIMITS, image=tag, fingerprint=fp,
+            checkout=sha, resolved=resolved)
+        _commit(sb, tag, env)
+    return env, None
+
+
+def _commit(sb: Sandbox, tag: str, env: EnvSpec) -> None:
+    labels = {images.LABEL_RECIPE: tag.split("/")[-1].split(":")[0],
+              images.LABEL_HASH: env.fingerprint or "", images.LABEL_KIND: "env",
+              "envfactory.language": env.language.value,
+              "envfactory.sandbox": "", "envfactory.owner": "", "envfactory.created": ""}
+    changes = [f"ENV {k}={v}" for k, v in env.env.items()] + ["WORKDIR /testbed"]
+    sb.commit(tag, labels=labels, changes=changes)
+
+
+def _resolved_versions(sb: Sandbox) -> dict[str, str]:
+    """What the plan recorded as resolved (name==version lines), if it did."""
+    res = sb.exec("cat /opt/envfactory/resolved.txt 2>/dev/null | head -2000", timeout=30)
+    out: dict[str, str] = {}
+    for line in res.stdout.splitlines():
+        if "==" in line:
+            k, _, v = line.partition("==")
+            out[k.strip()] = v.strip()
+        elif "@" in line.strip("@"):
+            k, _, v = line.strip().rpartition("@")
+            if k:
+                out[k] = v
+    return out
+
+
+def _run_tests(b: _Builder, env: EnvSpec) -> tuple[list[TestResult], str | None]:
+    spec = env.model_copy(update={"network": b.plan.network_at_test})
+    for _ in range(2):  # a second round only after an action changed something
+        with open_instance(spec) as sb:
+            t = time.monotonic()
+            res = sb.exec(spec.test_command)
+            b.record("test", spec.test_command, res.exit_code, res.output, time.monotonic() - t)
+            data: bytes | str = res.stdout
+            if spec.report_path:
+                try:
+                    data = sb.get_file(spec.report_path)
+                except (FileNotFoundError, SandboxError):
+                    data = b""
+        if res.timed_out:
+            return [], f"tests timed out after {spec.limits.timeout:.0f}s"
+        try:
+            parsed = reports.parse(spec.report_format, data, exit_code=res.exit_code)
+            results = list(parsed.results)
+        except reports.ReportParseError as exc:
+            results = []
+            why = f"report unreadable: {exc}"
+        else:
+            why = "no tests found" if not results else None
+        if results:
+            return results, None
+        actions = dx.diagnose(res.output, plan=b.plan, phase="test", tried=b.tried)
+        if not actions:
+            return [], f"{why}: {dx.signature(res.output)}"
+        action = actions[0]
+        b.tried.add(action.key)
+        if action.kind == "network_at_test":
+            b.plan = b.plan.model_copy(update={"network_at_test": True})
+            spec = spec.model_copy(update={"network": True})
+            b.record("action", "network_at_test=on", 0, "", 0.0, action.reason)
+            continue
+        return [], f"{why}: {dx.signature(res.output)} (would need: {action.reason})"
+    return [], "no tests found"
+
+
+def _counts(results: list[TestResult]) -> dict[str, int]:
+    counts = {s.value.lower(): 0 for s in TestStatus}
+    for r in results:
+        counts[r.status.value.lower()] += 1
+    counts["total"] = len(results)
+    return counts
+
+
+def _save_transcript(result: LaunchResult) -> Path:
+    d = get_settings().logs_dir / "launch" / result.repo
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{result.commit[:12]}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}.json"
+    path.write_text(json.dumps({
+        "repo": result.repo, "commit": result.commit, "ok": result.ok, "failure": result.failure,
+        "plan": result.plan.model_dump(mode="json"),
+        "transcript": [a.model_dump() for a in result.transcript]}, indent=2))
+    return path
+
+
+def _register(result: LaunchResult, registry: Any) -> None:
+    from envs.registry import Registry
+
+    own = registry is None
+    reg = registry or Registry()
+    try:
+        run_id = f"build/{result.repo}/{result.commit[:12]}/{int(time.time())}"
+        if result.env is not None:
+            reg.put_env(result.env)
+        reg.put_run(RunRecord(
+            run_id=run_id, kind="build", target=result.repo,
+            status=RunStatus.DONE if result.ok else RunStatus.FAILED,
+            details={"commit": result.commit, "failure": result.failure,
+                     "image": result.env.image if result.env else None,
+                     "cache_hit": result.cache_hit, "counts": result.counts,
+                     "transcript": result.transcript_path},
+            finished_at=datetime.now(timezone.utc)))
+        for a in result.transcript:
+            reg.add_attempt(run_id, a.step, a.command, a.exit_code, a.output_tail, a.seconds)
+    finally:
+        if own:
+            reg.close()
+

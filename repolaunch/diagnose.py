@@ -1,0 +1,196 @@
+"""Diagnose a failed setup or test run from its output, and propose the next action.
+
+Rules that know each ecosystem, no LLM: a table of output signatures, each mapping to an
+action — install the Debian package that provides a missing header, library or command;
+pip-install a missing Python module; move to the Debian suite whose toolchain fits the
+repository's era; let the tests use the network; run a missing build step. The build loop
+(repolaunch/build.py) tries the actions one by one and rolls back those that do not help.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from repolaunch.languages import Plan
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str  # "shell" (run in the build container), "suite", "network_at_test", "setup"
+    value: str
+    reason: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.value}"
+
+
+# Header (as in `#include <...>`) -> the Debian package that ships it.
+HEADER_PACKAGES = {
+    "zlib.h": "zlib1g-dev", "openssl/ssl.h": "libssl-dev", "openssl/crypto.h": "libssl-dev",
+    "ffi.h": "libffi-dev", "curl/curl.h": "libcurl4-openssl-dev", "yaml.h": "libyaml-dev",
+    "sqlite3.h": "libsqlite3-dev", "libxml/parser.h": "libxml2-dev",
+    "libxml/xmlversion.h": "libxml2-dev", "libxslt/xslt.h": "libxslt1-dev",
+    "bzlib.h": "libbz2-dev", "lzma.h": "liblzma-dev", "zstd.h": "libzstd-dev",
+    "readline/readline.h": "libreadline-dev", "png.h": "libpng-dev", "jpeglib.h": "libjpeg-dev",
+    "gmp.h": "libgmp-dev", "mpfr.h": "libmpfr-dev", "uv.h": "libuv1-dev", "pcre.h": "libpcre3-dev",
+    "pcre2.h": "libpcre2-dev", "expat.h": "libexpat1-dev", "ncurses.h": "libncurses-dev",
+    "curses.h": "libncurses-dev", "Python.h": "python3-dev", "gtest/gtest.h": "libgtest-dev",
+    "gmock/gmock.h": "libgmock-dev", "fmt/core.h": "libfmt-dev", "fmt/format.h": "libfmt-dev",
+    "nlohmann/json.hpp": "nlohmann-json3-dev", "catch2/catch.hpp": "catch2",
+    "doctest/doctest.h": "doctest-dev", "doctest.h": "doctest-dev", "Eigen/Dense": "libeigen3-dev",
+    "eigen3/Eigen/Dense": "libeigen3-dev", "boost/version.hpp": "libboost-dev",
+    "event2/event.h": "libevent-dev", "jansson.h": "libjansson-dev", "cjson/cJSON.h": "libcjson-dev",
+    "check.h": "check", "cmocka.h": "libcmocka-dev", "CUnit/CUnit.h": "libcunit1-dev",
+    "criterion/criterion.h": "libcriterion-dev", "spdlog/spdlog.h": "libspdlog-dev",
+    "benchmark/benchmark.h": "libbenchmark-dev", "gflags/gflags.h": "libgflags-dev",
+    "glog/logging.h": "libgoogle-glog-dev", "tbb/tbb.h": "libtbb-dev", "uuid/uuid.h": "uuid-dev",
+    "systemd/sd-daemon.h": "libsystemd-dev", "magic.h": "libmagic-dev", "pthread.h": "libc6-dev",
+}
+# Missing command -> the Debian package that provides it.
+COMMAND_PACKAGES = {
+    "autoreconf": "autoconf", "autoconf": "autoconf", "automake": "automake", "aclocal": "automake",
+    "libtoolize": "libtool", "pkg-config": "pkg-config", "bison": "bison", "flex": "flex",
+    "yacc": "bison", "gettext": "gettext", "msgfmt": "gettext", "swig": "swig",
+    "protoc": "protobuf-compiler", "cmake": "cmake", "ninja": "ninja-build", "make": "make",
+    "gcc": "gcc", "g++": "g++", "cc": "gcc", "c++": "g++", "git": "git", "wget": "wget",
+    "zip": "zip", "unzip": "unzip", "xz": "xz-utils", "bzip2": "bzip2", "rsync": "rsync",
+    "sqlite3": "sqlite3", "jq": "jq", "perl": "perl", "m4": "m4", "patch": "patch",
+    "meson": "meson", "doxygen": "doxygen", "gperf": "gperf", "help2man": "help2man",
+    "makeinfo": "texinfo", "valgrind": "valgrind", "file": "file", "bc": "bc", "xxd": "xxd",
+}
+# Python import name -> distribution name, where they differ.
+MODULE_DISTS = {
+    "yaml": "PyYAML", "PIL": "Pillow", "cv2": "opencv-python-headless", "sklearn": "scikit-learn",
+    "bs4": "beautifulsoup4", "dateutil": "python-dateutil", "dotenv": "python-dotenv",
+    "jwt": "PyJWT", "OpenSSL": "pyOpenSSL", "Crypto": "pycryptodome", "serial": "pyserial",
+    "attr": "attrs", "google.protobuf": "protobuf", "magic": "python-magic", "zmq": "pyzmq",
+    "gi": "PyGObject", "MySQLdb": "mysqlclient", "psycopg2": "psycopg2-binary", "usb": "pyusb",
+    "skimage": "scikit-image", "lxml": "lxml", "docx": "python-docx", "Levenshtein": "Levenshtein",
+    "pkg_resources": "setuptools", "setuptools": "setuptools", "hypothesis": "hypothesis",
+    "mock": "mock", "nose": "nose", "toml": "toml", "tomli": "tomli", "pytest_mock": "pytest-mock",
+    "pytest_asyncio": "pytest-asyncio", "pytest_cov": "pytest-cov", "xdist": "pytest-xdist",
+}
+
+_Rule = Callable[[re.Match[str], Plan, str], Iterable[Action]]
+_RULES: list[tuple[re.Pattern[str], str, _Rule]] = []
+
+
+def rule(pattern: str, phases: str = "setup,test"):
+    def deco(fn: _Rule) -> _Rule:
+        _RULES.append((re.compile(pattern, re.MULTILINE), phases, fn))
+        return fn
+
+    return deco
+
+
+def _apt(pkg: str, why: str) -> Action:
+    return Action("shell", f"apt-get update -qq && apt-get install -y -qq --no-install-recommends "
+                  f"{pkg}", why)
+
+
+@rule(r"fatal error: ([\w/.+-]+\.h(?:pp)?|[\w/]+/[\w]+): No such file or directory")
+def _missing_header(m, plan, phase):
+    header = m.group(1)
+    pkg = HEADER_PACKAGES.get(header) or HEADER_PACKAGES.get(header.split("/")[-1])
+    if pkg:
+        yield _apt(pkg, f"missing header {header}")
+
+
+@rule(r"(?:cannot find|unable to find library) -l([\w+.-]+)")
+def _missing_lib(m, plan, phase):
+    lib = m.group(1)
+    yield _apt(f"lib{lib}-dev", f"missing library -l{lib}")
+
+
+@rule(r"Package '?([\w+.-]+)'?,? (?:was not found in the pkg-config search path|not found)")
+def _missing_pc(m, plan, phase):
+    name = m.group(1)
+    base = name[3:] if name.startswith("lib") else name
+    yield _apt(f"lib{base}-dev", f"pkg-config cannot find {name}")
+
+
+@rule(r"(?:^|\s)(?:sh: \d+: |bash: |/bin/sh: \d+: )?([\w.+-]+): (?:command )?not found")
+def _missing_command(m, plan, phase):
+    cmd = m.group(1)
+    if cmd in COMMAND_PACKAGES:
+        yield _apt(COMMAND_PACKAGES[cmd], f"missing command {cmd}")
+
+
+@rule(r"No module named '([\w.]+)'")
+def _missing_module(m, plan, phase):
+    if plan.language.value != "python":
+        return
+    module = m.group(1)
+    top = module.split(".")[0]
+    dist = MODULE_DISTS.get(module) or MODULE_DISTS.get(top) or top.replace("_", "-")
+    yield Action("shell", f"python -m pip install -q {dist}", f"missing Python module {module}")
+
+
+@rule(r"requires a different Python|Requires-Python|python_requires|"
+      r"Python (?:3\.\d+|version) (?:is )?(?:required|not supported)", "setup,test")
+def _python_version(m, plan, phase):
+    if plan.language.value == "python":
+        yield Action("suite", "bullseye", "the repository wants an older Python (3.9)")
+        yield Action("suite", "trixie", "the repository wants a newer Python (3.13)")
+
+
+@rule(r"invalid (?:target|source) release: (\d+)|release version (\d+) not supported|"
+      r"class file version (\d+)")
+def _java_version(m, plan, phase):
+    yield Action("suite", "trixie", "the repository wants a newer JDK (21)")
+
+
+@rule(r"The engine \"node\" is incompatible|Unsupported engine|requires Node(?:\.js)? (?:version )?"
+      r">=? ?(\d+)|SyntaxError: Unexpected token '(?:\?\?=|\|\|=|&&=|#)'")
+def _node_version(m, plan, phase):
+    yield Action("suite", "trixie", "the repository wants a newer Node.js (20)")
+
+
+@rule(r"go: go\.mod requires go >= ([\d.]+)|go\.mod requires go ([\d.]+)|"
+      r"invalid go version '([\d.]+)'|unknown directive: toolchain")
+def _go_version(m, plan, phase):
+    yield Action("suite", "trixie", "the module wants a newer Go (1.22+)")
+
+
+@rule(r"Temporary failure in name resolution|Could not resolve host|getaddrinfo (?:ENOTFOUND|"
+      r"EAI_AGAIN)|Network is unreachable|UnknownHostException|dial tcp: lookup", "test")
+def _network(m, plan, phase):
+    yield Action("network_at_test", "on", "the tests need the network")
+
+
+@rule(r"Cannot find module '[^']*/(?:dist|build|lib|out)/[^']*'|"
+      r"Error: Cannot find module '\.\./(?:dist|build|lib)", "test")
+def _build_step(m, plan, phase):
+    if plan.language.value in ("javascript", "typescript"):
+        yield Action("setup", "npm run build --if-present", "a build step is missing")
+
+
+def diagnose(output: str, *, plan: Plan, phase: str, tried: set[str] = frozenset()
+             ) -> list[Action]:
+    """Candidate actions for a failure, most specific first, none already tried."""
+    seen: set[str] = set(tried)
+    out: list[Action] = []
+    tail = output[-200_000:]  # the cause is near the end; a 1 GB log is not read whole
+    for pattern, phases, fn in _RULES:
+        if phase not in phases.split(","):
+            continue
+        for m in pattern.finditer(tail):
+            for action in fn(m, plan, phase):
+                if action.key not in seen:
+                    seen.add(action.key)
+                    out.append(action)
+    return out
+
+
+def signature(output: str) -> str:
+    """A one-line name for what went wrong, for transcripts and reports."""
+    for pattern in (r"fatal error: .*", r"No module named '[^']+'", r"cannot find -l\S+",
+                    r"\S+: (?:command )?not found", r"error: .*", r"Error: .*", r"FAILED.*"):
+        m = re.search(pattern, output[-200_000:])
+        if m:
+            return m.group(0)[:200]
+    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else "no output"
