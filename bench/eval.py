@@ -103,7 +103,7 @@ def main() -> None:
         table.add_row(r["task"], f"{r['bare_s']:.2f}", f"{r['eval_s']:.2f}",
                       f"{r['overhead_s']:.2f}", f"{r['ratio']:.2f}", r["costliest_step"],
                       " ".join(f"{k}={v:.2f}" for k, v in r["steps_s"].items()))
-    Console().print(table)
+    Console(width=200).print(table)
 
 
 if __name__ == "__main__":

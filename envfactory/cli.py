@@ -362,6 +362,60 @@ def eval_cmd(
                  if summary.skipped_instances else ""))
 
 
+# --------------------------------------------------------------------------- launch
+
+
+@app.command()
+@command
+def launch(
+    source: str = typer.Argument(..., help="path of a git repository, or its URL"),
+    commit: Optional[str] = typer.Option(None, "--commit", help="commit to build (default HEAD)"),
+    suite: Optional[str] = typer.Option(None, help="Debian suite to start from"),
+    max_steps: int = typer.Option(8, "--max-steps", help="diagnose-and-retry actions at most"),
+    rebuild: bool = typer.Option(False, help="rebuild the env image even if it exists"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Build a repository into a verified environment: detect, plan, build, run its tests."""
+    from repolaunch.build import LaunchError
+    from repolaunch.build import launch as do_launch
+
+    log = _log(as_json)
+    try:
+        with (err if as_json else out).status(f"launching {source} ..."):
+            result = do_launch(source, commit=commit, suite=suite, max_steps=max_steps,
+                               rebuild=rebuild, log=log)
+    except LaunchError as exc:
+        raise ValueError(str(exc)) from None
+    data = {
+        "repo": result.repo, "commit": result.commit, "ok": result.ok,
+        "failure": result.failure, "language": result.plan.language.value,
+        "build_system": result.plan.build_system, "test_framework": result.plan.test_framework,
+        "suite": result.suite, "image": result.env.image if result.env else None,
+        "cache_hit": result.cache_hit, "tests_found": result.tests_found,
+        "counts": result.counts, "minutes": round(result.seconds / 60, 2),
+        "seconds": result.seconds, "setup_steps": list(result.env.setup_steps)
+        if result.env else list(result.plan.setup_steps),
+        "test_command": result.plan.test_command, "report_format": result.plan.report_format,
+        "transcript": result.transcript_path,
+    }
+    if as_json:
+        _emit_json(data)
+    else:
+        table = Table(title=f"launch {result.repo} @ {result.commit[:12]}", show_header=False)
+        table.add_column("field")
+        table.add_column("value", overflow="fold")
+        for key in ("ok", "failure", "language", "build_system", "test_framework", "suite",
+                    "image", "cache_hit", "tests_found", "counts", "seconds", "test_command",
+                    "transcript"):
+            value = data[key]
+            if key == "counts" and value:
+                value = ", ".join(f"{k} {v}" for k, v in value.items() if v)
+            table.add_row(key, str(value))
+        out.print(table)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
 # --------------------------------------------------------------------------- run (main job)
 
 

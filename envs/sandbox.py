@@ -1030,6 +1030,14 @@ GIT_INDEX_FILE="$idx" {_GIT} diff --cached --binary --no-color --no-ext-diff "$b
         self._state.images.append(image_id)
         return Snapshot("image", image_id, ())
 
+    def disk_usage(self) -> int:
+        """Bytes this container added on top of its image (its writable layer)."""
+        self._check_open()
+        rows = self._client.api.containers(all=True, size=True, filters={"id": self.id})
+        if not rows:
+            raise self._died("before disk_usage")
+        return int(rows[0].get("SizeRw") or 0)
+
     def commit(self, tag: str, *, labels: Mapping[str, str] | None = None,
                changes: Sequence[str] = ()) -> str:
         """Commit the container to a permanent image `tag` (an env image); returns its id.

@@ -291,7 +291,11 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
     if not run_tests:
         result.ok = True
         return result
-    results, failure = _run_tests(b, env)
+    results, failure, env = _run_tests(b, env)
+    result.env = env
+    if failure is None:  # what the tests taught (network, amendments) is kept for reuse
+        spec_path.parent.mkdir(parents=True, exist_ok=True)
+        spec_path.write_text(env.model_dump_json(indent=2))
     result.transcript = b.transcript
     result.results = results
     result.counts = _counts(results)
@@ -356,9 +360,12 @@ def _resolved_versions(sb: Sandbox) -> dict[str, str]:
     return out
 
 
-def _run_tests(b: _Builder, env: EnvSpec) -> tuple[list[TestResult], str | None]:
+def _run_tests(b: _Builder, env: EnvSpec
+               ) -> tuple[list[TestResult], str | None, EnvSpec]:
+    """Run the tests from the env image (network off unless the plan says so); when the
+    output names a cure, apply it to the env image and run again."""
     spec = env.model_copy(update={"network": b.plan.network_at_test})
-    for _ in range(2):  # a second round only after an action changed something
+    while True:
         with open_instance(spec) as sb:
             t = time.monotonic()
             res = sb.exec(spec.test_command)
@@ -370,29 +377,52 @@ def _run_tests(b: _Builder, env: EnvSpec) -> tuple[list[TestResult], str | None]
                 except (FileNotFoundError, SandboxError):
                     data = b""
         if res.timed_out:
-            return [], f"tests timed out after {spec.limits.timeout:.0f}s"
+            return [], f"tests timed out after {spec.limits.timeout:.0f}s", spec
         try:
-            parsed = reports.parse(spec.report_format, data, exit_code=res.exit_code)
-            results = list(parsed.results)
+            results = list(reports.parse(spec.report_format, data,
+                                         exit_code=res.exit_code).results)
+            why = "no tests found"
         except reports.ReportParseError as exc:
-            results = []
-            why = f"report unreadable: {exc}"
-        else:
-            why = "no tests found" if not results else None
-        if results:
-            return results, None
+            results, why = [], f"report unreadable: {exc}"
         actions = dx.diagnose(res.output, plan=b.plan, phase="test", tried=b.tried)
-        if not actions:
-            return [], f"{why}: {dx.signature(res.output)}"
+        # A run with results is done unless it failed for a cure we know (a test module
+        # missing a package); with no results, any cure is worth a try.
+        if results and not any(a.kind == "shell" and "pip install" in a.value
+                               for a in actions):
+            return results, None, spec
+        if not actions or b.actions_used >= b.max_steps:
+            if results:
+                return results, None, spec
+            return [], f"{why}: {dx.signature(res.output)}", spec
         action = actions[0]
         b.tried.add(action.key)
+        b.actions_used += 1
+        b.log(f"  diagnose (tests): {action.reason} -> {action.kind} {action.value}")
         if action.kind == "network_at_test":
             b.plan = b.plan.model_copy(update={"network_at_test": True})
             spec = spec.model_copy(update={"network": True})
             b.record("action", "network_at_test=on", 0, "", 0.0, action.reason)
             continue
-        return [], f"{why}: {dx.signature(res.output)} (would need: {action.reason})"
-    return [], "no tests found"
+        if action.kind == "suite":
+            return [], f"suite:{action.value}", spec
+        spec = _amend_env(b, spec, action)
+
+
+def _amend_env(b: _Builder, spec: EnvSpec, action: dx.Action) -> EnvSpec:
+    """Apply a setup action to the env image itself (same tag), recording it with the env."""
+    assert spec.image
+    with Sandbox.start(spec.image, network=True, workdir=spec.workdir, limits=BUILD_LIMITS,
+                       cap_add=BUILD_CAPS, env=spec.env) as sb:
+        res = b.run(sb, "action", action.value, action.reason)
+        if res.exit_code != 0:
+            return spec
+        b.extra_setup.append(action.value)
+        spec = spec.model_copy(update={"setup_steps": (*spec.setup_steps, action.value)})
+        _commit(sb, spec.image, spec)
+    spec_path = _spec_path(spec.image)
+    spec_path.write_text(spec.model_copy(update={"network": b.plan.network_at_test})
+                         .model_dump_json(indent=2))
+    return spec
 
 
 def _counts(results: list[TestResult]) -> dict[str, int]:

@@ -62,10 +62,28 @@ _before: set[str] = set()
 
 
 def _labelled() -> set[str]:
+    """Sandboxes owned by this process, or by a process that is gone (a leak either way);
+    sandboxes of other live processes (a concurrent run) are theirs to clean."""
     if not engine.ping():
         return set()
     c = engine.client()
-    return {x.id for x in c.containers.list(all=True, filters={"label": _SANDBOX_LABEL})}
+    out = set()
+    for x in c.containers.list(all=True, filters={"label": _SANDBOX_LABEL}):
+        owner = (x.labels or {}).get("envfactory.owner", "")
+        pid = owner.rpartition(":")[2]
+        if not pid.isdigit() or int(pid) == os.getpid() or not _alive(int(pid)):
+            out.add(x.id)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
 
 
 def pytest_sessionstart(session):

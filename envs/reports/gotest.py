@@ -7,7 +7,9 @@ Multilingual. Parents are reported as well as subtests.
 A package that fails without any failing test in it (a build failure, a vet error, a
 panic in TestMain, a timeout) becomes an ERROR result whose id is the package import
 path, plus a ``package-failed`` warning: the failure stays visible, and the report stays
-consistent with the non-zero exit code. Tests that started in a failed package but never
+consistent with the non-zero exit code. (Before Go 1.24 a build failure is not an
+event at all but a bare ``FAIL\t<pkg> [build failed]`` line in the stream; it counts
+the same.) Tests that started in a failed package but never
 finished (the test that panicked or hung) are FAILED.
 """
 
@@ -69,14 +71,30 @@ def _finish_packages(packages: dict[str, _Package], ctx: ParseContext, *, trunca
             ctx.warn("package-failed", f"package {name}: {why}")
 
 
+# Before Go 1.24, ``go test -json`` writes a package that fails to build as a bare text
+# line on stdout, outside the event stream: "FAIL\t<pkg> [build failed]".
+_BARE_BUILD_FAIL = re.compile(r"^FAIL\s+(\S+)\s+\[(?:build|setup) failed\]$")
+_TEXT_RESULT = re.compile(r"^\s*--- (?:PASS|FAIL|SKIP): ")
+
+
 @register("gotest-json", kind="structured", description="go test -json event stream")
 def parse_gotest_json(text: str, ctx: ParseContext) -> None:
     packages: dict[str, _Package] = {}
     events = 0
     bad = 0
+    bare_build_failures = 0
+    text_results = False  # -v text, not a -json stream
     for line in lines(text, ansi=False, max_len=None):  # one event per line, however long
         line = line.strip()
         if not line.startswith("{"):
+            m = _BARE_BUILD_FAIL.match(line)
+            if m:
+                pkg = packages.setdefault(m.group(1), _Package())
+                pkg.done = TestStatus.FAILED
+                pkg.build_failed = True
+                bare_build_failures += 1
+            elif not text_results and _TEXT_RESULT.match(line):
+                text_results = True
             continue  # go's own stderr lines interleaved with the stream
         try:
             event = json.loads(line)
@@ -122,7 +140,9 @@ def parse_gotest_json(text: str, ctx: ParseContext) -> None:
             pkg.running.setdefault(test, None)
             message = _message(pkg.output.get(test)) if status is not TestStatus.PASSED else None
             ctx.add(test, status, duration=event.get("Elapsed"), message=message)
-    if events == 0:
+    if events == 0 and (bare_build_failures == 0 or text_results):
+        # (a stream of nothing but build failures is still a -json report: every
+        # package failed to build; -v text, with its "--- PASS:" lines, is not)
         raise ReportParseError("gotest-json: no go test -json events found")
     truncated = bad > 0
     if truncated:

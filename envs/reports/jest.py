@@ -2,7 +2,8 @@
 
 ``testResults[].assertionResults[]``; the id is ``ancestorTitles`` and ``title`` joined
 with `` > `` (``math > add > adds numbers``), exactly what SWE-bench's
-JEST_JSON_JQ_TRANSFORM prints; the file is not part of it. Status: passed -> PASSED,
+JEST_JSON_JQ_TRANSFORM prints; the file is not part of it, nor are empty titles
+(Vitest 1 lists the file's unnamed root suite as ``""``). Status: passed -> PASSED,
 failed -> FAILED, pending/skipped/todo/disabled -> SKIPPED.
 
 A test file that failed to run (syntax error, missing module) has no assertion results;
@@ -32,6 +33,8 @@ _STATUS = {
 def assertion_id(assertion: dict[str, Any]) -> str:
     ancestors = assertion.get("ancestorTitles")
     titles = [as_str(t) for t in ancestors] if isinstance(ancestors, list) else []
+    # Vitest 1 starts ancestorTitles with the file's unnamed root suite, "": it names nothing
+    titles = [t for t in titles if t.strip()]
     title = as_str(assertion.get("title"))
     if not title and not titles:
         return as_str(assertion.get("fullName"))

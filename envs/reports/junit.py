@@ -54,14 +54,20 @@ def detect_flavor(doc: XmlDocument) -> str:
         (c.get("file") or "").endswith(".py") for c in cases
     ):
         return "pytest"
+    named = [c for c in cases if c.get("name")]
+    name_flavored = bool(named) and all(_is_name_flavored(c) for c in named)
+    if name_flavored and any(c.get("classname") for c in named):
+        # before the module-name guess: a ctest test named "parser_test" (classname =
+        # name) or a Catch2 binary "calc_test" (classname "calc_test.global") is no
+        # Python module
+        return "name"
     if any(
         _PYTHON_MODULE.fullmatch(part)
         for c in cases
         for part in (c.get("classname") or "").split(".")
     ):
         return "pytest"  # a custom junit_suite_name, but test_x / x_test module names
-    named = [c for c in cases if c.get("name")]
-    if named and all(_is_name_flavored(c) for c in named):
+    if name_flavored:
         return "name"
     return "java"
 

@@ -4,7 +4,8 @@ A class header ``Calculator (Tests\\Calculator)`` followed by ``✔ Adds two num
 (pass), ``✘ Divides by zero`` (failure or error), ``↩ Skipped thing`` (skipped),
 ``∅ Incomplete thing`` (incomplete, SKIPPED). The id is ``<header> > <test>`` with the
 header's parenthesised class left out, as in SWE-bench's phpunit parser
-(``Calculator > Adds two numbers``).
+(``Calculator > Adds two numbers``). PHPUnit 9.5+ lists the tests that did not pass a
+second time, in a "Summary of non-successful tests" section; the repeats are one result.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ _STATUS = {
 
 @register("phpunit-testdox", kind="text", description="phpunit --testdox output")
 def parse_phpunit_testdox(text: str, ctx: ParseContext) -> None:
+    # PHPUnit 9.5+ repeats the tests that did not pass under "Summary of non-successful
+    # tests:" (headers included); the repeat is the same observation, not a duplicate.
+    ctx.expect_repeats = True
     suite: str | None = None
     for line in lines(text):
         stripped = line.strip()

@@ -126,6 +126,52 @@ def test_golden_case(path):
         assert report.consistent is case.meta["consistent"]
 
 
+@pytest.mark.parametrize("path", CASE_DIRS, ids=[str(p.relative_to(GOLDEN)) for p in CASE_DIRS])
+def test_golden_report_cut_anywhere(path):
+    """A real report cut short (capped output, a killed runner) never breaks a parser,
+    and the formats that keep only complete entries never invent a test."""
+    from .test_properties import NO_INVENTED_IDS, _offsets, check
+
+    case = load_case(path)
+    fmt = case.meta["format"]
+    data = case.report.read_bytes()
+    full = check(fmt, data, case.meta.get("exit_code"))
+    assert full is not None
+    for cut in _offsets(len(data)):
+        report = check(fmt, data[:cut], case.meta.get("exit_code"))
+        if report is not None and reports.registry.split_format(fmt)[0] in NO_INVENTED_IDS:
+            invented = set(report.by_id) - set(full.by_id)
+            assert not invented, f"cut at {cut} invented {invented}"
+
+
+JUNIT_CASES = [
+    p for p in CASE_DIRS if json.loads((p / "meta.json").read_text())["format"].startswith("junit:")
+]
+
+
+@pytest.mark.parametrize("path", JUNIT_CASES, ids=[str(p.relative_to(GOLDEN)) for p in JUNIT_CASES])
+def test_golden_junit_flavor_is_detected(path):
+    """Plain ``junit`` reads each real tool's report as its declared flavor would."""
+    case = load_case(path)
+    declared = reports.parse(case.meta["format"], case.report.read_bytes())
+    detected = reports.parse("junit", case.report.read_bytes())
+    assert detected.format == declared.format
+    assert detected.results == declared.results
+
+
+def test_golden_fixtures_match_the_generator():
+    """Every case data/golden.py defines is committed, with the expectations it plants."""
+    golden = pytest.importorskip("data.golden")
+    committed = {str(p.relative_to(GOLDEN)) for p in CASE_DIRS}
+    defined = {c.name for c in golden.CASES}
+    assert defined <= committed, f"not generated yet: {sorted(defined - committed)}"
+    for c in golden.CASES:
+        d = GOLDEN / c.name
+        assert json.loads((d / "expected.json").read_text()) == c.expected_list, c.name
+        meta = json.loads((d / "meta.json").read_text())
+        assert (meta["format"], meta["report"], meta["command"]) == (c.format, c.report, c.command)
+
+
 class TestLayoutChecker:
     """The checker itself, on synthetic trees: it must accept good cases and name bad ones."""
 

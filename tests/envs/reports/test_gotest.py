@@ -226,3 +226,29 @@ def test_verbose_text():
         "github.com/gin-gonic/gin/binding": E,
     }
     assert report.warning_codes == ("package-failed",)
+
+
+# Go before 1.24 (1.19 here, from the golden fixture go-test-json): a package that does
+# not build is no event at all, only a bare text line among the events on stdout.
+BARE_BUILD_FAILURE = "FAIL\texample.com/golden/broken [build failed]\n" + _events(
+    {"Time": T0, "Action": "run", "Package": PKG, "Test": "TestOK"},
+    {"Time": T0, "Action": "pass", "Package": PKG, "Test": "TestOK", "Elapsed": 0},
+    {"Time": T0, "Action": "pass", "Package": PKG, "Elapsed": 0.01},
+)
+SAMPLES.append(("gotest-json", BARE_BUILD_FAILURE))
+
+
+def test_go_119_bare_build_failure_line_is_an_error_for_the_package():
+    report = reports.parse("gotest-json", BARE_BUILD_FAILURE, exit_code=2)
+    assert statuses(report) == {"example.com/golden/broken": E, "TestOK": P}
+    assert report.warning_codes == ("package-failed",)
+    assert report.consistent
+
+
+def test_go_119_stream_where_nothing_builds_is_still_a_report():
+    stream = (
+        "FAIL\texample.com/golden/a [build failed]\nFAIL\texample.com/golden/b [setup failed]\n"
+    )
+    report = reports.parse("gotest-json", stream, exit_code=2)
+    assert statuses(report) == {"example.com/golden/a": E, "example.com/golden/b": E}
+    assert report.consistent

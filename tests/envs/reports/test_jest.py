@@ -193,3 +193,26 @@ def test_unknown_status_is_left_out_with_a_warning():
     report = reports.parse("jest-json", json.dumps(doc))
     assert report.results == ()
     assert report.warning_codes == ("unknown-status",)
+
+
+def test_vitest_1_empty_root_suite_title_is_not_part_of_the_id():
+    # Vitest 1.6 (golden fixture ts-vitest-json) starts ancestorTitles with the file's
+    # unnamed root suite: ["", "calc"]. The id must not start with " > ".
+    doc = json.dumps(
+        {
+            "numTotalTests": 2,
+            "testResults": [
+                {
+                    "assertionResults": [
+                        _assertion(["", "calc"], "adds numbers", "passed"),
+                        _assertion([""], "top level test", "failed", failures=["boom"]),
+                    ],
+                    "status": "failed",
+                    "message": "",
+                    "name": "/testbed/tests/calc.test.ts",
+                }
+            ],
+        }
+    )
+    report = reports.parse("vitest-json", doc, exit_code=1)
+    assert statuses(report) == {"calc > adds numbers": P, "top level test": F}

@@ -312,6 +312,49 @@ def test_cpp_junit_reporters_use_test_case_names(sample, expected):
     assert statuses(report) == expected
 
 
+@pytest.mark.parametrize(
+    ("xml", "expected"),
+    [
+        # ctest --output-junit (golden c-ctest-junit): classname = name, and a test
+        # named like a Python test module ("disabled_test")
+        (
+            '<testsuite name="(empty)" tests="2">'
+            '<testcase name="adds numbers" classname="adds numbers" time="0.01" status="run"/>'
+            '<testcase name="disabled_test" classname="disabled_test" time="0" status="disabled">'
+            "<system-out>Disabled</system-out></testcase></testsuite>",
+            {"adds numbers": P, "disabled_test": S},
+        ),
+        # Catch2 v2 -r junit (golden cpp-catch2-junit): the binary is calc_test
+        (
+            '<testsuites><testsuite name="calc_test" errors="0" failures="1" tests="2">'
+            '<testcase classname="calc_test.global" name="adds numbers" time="0.000"/>'
+            '<testcase classname="calc_test.global" name="add is wrong" time="0.000">'
+            '<failure message="add(2, 2) == 5" type="CHECK"/></testcase>'
+            "</testsuite></testsuites>",
+            {"adds numbers": P, "add is wrong": F},
+        ),
+    ],
+    ids=["ctest", "catch2"],
+)
+def test_name_flavor_wins_over_test_module_like_names(xml, expected):
+    report = reports.parse("junit", xml, exit_code=1)
+    assert report.format == "junit:name"
+    assert statuses(report) == expected
+
+
+def test_pytest_collection_errors_alone_are_not_name_flavored_by_module_names():
+    xml = (
+        '<testsuites><testsuite name="my-project" errors="1" tests="1">'
+        '<testcase classname="" name="tests.test_broken" time="0.0">'
+        '<error message="collection failure">ImportError</error></testcase>'
+        '<testcase classname="tests.test_ok" name="test_a" time="0.0"/>'
+        "</testsuite></testsuites>"
+    )
+    report = reports.parse("junit", xml, exit_code=2)
+    assert report.format == "junit:pytest"
+    assert statuses(report) == {"tests/test_broken.py": E, "tests/test_ok.py::test_a": P}
+
+
 def test_flavor_can_be_forced_through_the_format_string():
     assert "FormatTest#Escape" in reports.parse("junit:java", GTEST).by_id
     assert "unit_parser" in reports.parse("junit:ctest", CTEST).by_id

@@ -46,3 +46,53 @@ def test_testdox_ids_are_suite_arrow_test_as_in_swebench():
         "Round Down > Round down with data set #0": P,
         "Round Down > Round down with data set #1": P,
     }
+
+
+# PHPUnit 9.6 (seen in the golden fixture php-phpunit-testdox): the tests that did not
+# pass are listed again, header and all, after the run.
+TESTDOX_WITH_SUMMARY = """\
+PHPUnit 9.6.7 by Sebastian Bergmann and contributors.
+
+Calculator (Golden\\Tests\\Calculator)
+ ✔ Adds numbers
+ ✘ Add is wrong
+   │
+   │ Failed asserting that 4 is identical to 5.
+   │
+ ↩ Skipped
+
+Time: 00:00.108, Memory: 6.00 MB
+
+Summary of non-successful tests:
+
+Calculator (Golden\\Tests\\Calculator)
+ ✘ Add is wrong
+   │
+   │ Failed asserting that 4 is identical to 5.
+   │
+ ↩ Skipped
+
+FAILURES!
+Tests: 3, Assertions: 2, Failures: 1, Skipped: 1.
+"""
+
+SAMPLES.append(("phpunit-testdox", TESTDOX_WITH_SUMMARY))
+
+
+def test_the_summary_of_non_successful_tests_is_not_a_duplicate():
+    report = reports.parse("phpunit-testdox", TESTDOX_WITH_SUMMARY, exit_code=1)
+    assert statuses(report) == {
+        "Calculator > Adds numbers": P,
+        "Calculator > Add is wrong": F,
+        "Calculator > Skipped": S,
+    }
+    assert report.warnings == ()
+
+
+def test_a_summary_that_contradicts_the_run_still_warns():
+    forged = TESTDOX_WITH_SUMMARY.replace(
+        " ✘ Add is wrong\n   │\n   │ Failed", " ✔ Add is wrong\n   │\n   │ Failed", 1
+    )
+    report = reports.parse("phpunit-testdox", forged, exit_code=1)
+    assert statuses(report)["Calculator > Add is wrong"] == F
+    assert report.warning_codes == ("duplicate",)

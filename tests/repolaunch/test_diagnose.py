@@ -1,0 +1,76 @@
+"""Diagnose rules: an output signature names the next action."""
+
+from __future__ import annotations
+
+from envs.models import Language
+from repolaunch.diagnose import diagnose, signature
+from repolaunch.languages import Plan
+
+
+def plan(lang: Language = Language.C) -> Plan:
+    return Plan(language=lang, image_family="cpp", build_system="make", test_framework="x",
+                test_command="make check", report_format="automake")
+
+
+def kinds(actions):
+    return [(a.kind, a.value) for a in actions]
+
+
+def test_missing_header_installs_its_debian_package():
+    out = "src/a.c:1:10: fatal error: zlib.h: No such file or directory\n"
+    (action,) = diagnose(out, plan=plan(), phase="setup")
+    assert action.kind == "shell" and action.value.endswith("zlib1g-dev")
+
+
+def test_nested_header_path():
+    out = "x.cc:2:10: fatal error: openssl/ssl.h: No such file or directory"
+    assert diagnose(out, plan=plan(), phase="setup")[0].value.endswith("libssl-dev")
+
+
+def test_missing_library_and_command():
+    out = "/usr/bin/ld: cannot find -lsqlite3\nsh: 1: autoreconf: not found\n"
+    values = [a.value for a in diagnose(out, plan=plan(), phase="setup")]
+    assert any(v.endswith("libsqlite3-dev") for v in values)
+    assert any(v.endswith(" autoconf") for v in values)
+
+
+def test_missing_python_module_maps_import_to_distribution():
+    out = "ModuleNotFoundError: No module named 'yaml'\n"
+    (action,) = diagnose(out, plan=plan(Language.PYTHON), phase="test")
+    assert action.value == "python -m pip install -q PyYAML"
+
+
+def test_python_module_rule_is_python_only():
+    out = "No module named 'yaml'"
+    assert diagnose(out, plan=plan(Language.C), phase="setup") == []
+
+
+def test_wrong_toolchain_era_moves_suite():
+    java = diagnose("error: invalid target release: 21", plan=plan(Language.JAVA), phase="setup")
+    assert kinds(java) == [("suite", "trixie")]
+    py = diagnose("ERROR: Package 'x' requires a different Python: 3.11.2 not in '<3.10'",
+                  plan=plan(Language.PYTHON), phase="setup")
+    assert ("suite", "bullseye") in kinds(py)
+
+
+def test_network_needed_only_counts_at_test_time():
+    out = "socket.gaierror: [Errno -3] Temporary failure in name resolution"
+    assert kinds(diagnose(out, plan=plan(), phase="test")) == [("network_at_test", "on")]
+    assert diagnose(out, plan=plan(), phase="setup") == []
+
+
+def test_tried_actions_are_not_proposed_again():
+    out = "fatal error: zlib.h: No such file or directory"
+    first = diagnose(out, plan=plan(), phase="setup")
+    assert diagnose(out, plan=plan(), phase="setup", tried={first[0].key}) == []
+
+
+def test_huge_logs_are_read_from_the_tail():
+    out = "x" * 5_000_000 + "\nfatal error: zlib.h: No such file or directory\n"
+    assert diagnose(out, plan=plan(), phase="setup")
+
+
+def test_signature_is_one_line():
+    assert signature("a\nb\nfatal error: foo.h: No such file or directory\nc") == \
+        "fatal error: foo.h: No such file or directory"
+    assert signature("") == "no output"
