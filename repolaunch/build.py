@@ -186,6 +186,7 @@ class _Builder:
         self.transcript: list[Attempt] = []
         self.tried: set[str] = set()
         self.extra_setup: list[str] = []
+        self.replaced: dict[str, str] = {}  # failed setup step -> the step that stood in
         self.actions_used = 0
 
     def record(self, phase: str, command: str, exit_code: int, output: str, seconds: float,
@@ -201,11 +202,13 @@ class _Builder:
         self.record(phase, command, res.exit_code, res.output, time.monotonic() - t, note)
         return res
 
-    def fix(self, sb: Sandbox, output: str, phase: str,
-            retry: Callable[[], bool]) -> str | None:
+    def fix(self, sb: Sandbox, output: str, phase: str, retry: Callable[[], bool],
+            step: str = "") -> str | None:
         """Try actions until `retry` succeeds. Returns None when fixed, else the reason.
-        A suite change cannot happen in place; it is returned as 'suite:<name>'."""
-        for action in dx.diagnose(output, plan=self.plan, phase=phase, tried=self.tried):
+        A suite change cannot happen in place; it is returned as 'suite:<name>'. A
+        'replace' action stands in for the failed step itself."""
+        for action in dx.diagnose(output, plan=self.plan, phase=phase, tried=self.tried,
+                                  step=step):
             if self.actions_used >= self.max_steps:
                 return f"gave up after {self.max_steps} diagnose steps"
             self.tried.add(action.key)
@@ -221,7 +224,10 @@ class _Builder:
                 continue
             snap = sb.snapshot()
             res = self.run(sb, "action", action.value, action.reason)
-            if res.exit_code == 0 and retry():
+            if action.kind == "replace" and res.exit_code == 0:
+                self.replaced[step] = action.value
+                return None
+            if action.kind != "replace" and res.exit_code == 0 and retry():
                 if action.kind in ("shell", "setup"):
                     self.extra_setup.append(action.value)
                 return None
@@ -320,14 +326,16 @@ def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
             if res.exit_code != 0:
                 b.log(f"  setup step failed: {dx.signature(res.output)}")
                 why = b.fix(sb, res.output, "setup",
-                            lambda step=step: b.run(sb, "setup", step, "retry").exit_code == 0)
+                            lambda step=step: b.run(sb, "setup", step, "retry").exit_code == 0,
+                            step=step)
                 if why is not None:
                     return None, why if why.startswith("suite:") else \
                         f"setup failed: {step[:80]}: {why}"
         resolved = _resolved_versions(sb)
         env = EnvSpec(
             name=f"{b.name}@{fp[:12]}", language=b.plan.language, base_image=base,
-            setup_steps=tuple(b.plan.setup_steps) + tuple(b.extra_setup),
+            setup_steps=tuple(b.replaced.get(st, st) for st in b.plan.setup_steps)
+            + tuple(b.extra_setup),
             test_command=b.plan.test_command, report_format=b.plan.report_format,
             report_path=b.plan.report_path, workdir="/testbed", env=dict(b.plan.env),
             network=b.plan.network_at_test, limits=TEST_LIMITS, image=tag, fingerprint=fp,

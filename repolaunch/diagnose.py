@@ -74,7 +74,7 @@ MODULE_DISTS = {
     "pytest_asyncio": "pytest-asyncio", "pytest_cov": "pytest-cov", "xdist": "pytest-xdist",
 }
 
-_Rule = Callable[[re.Match[str], Plan, str], Iterable[Action]]
+_Rule = Callable[[re.Match[str], Plan, str, str], Iterable[Action]]
 _RULES: list[tuple[re.Pattern[str], str, _Rule]] = []
 
 
@@ -92,7 +92,7 @@ def _apt(pkg: str, why: str) -> Action:
 
 
 @rule(r"fatal error: ([\w/.+-]+\.h(?:pp)?|[\w/]+/[\w]+): No such file or directory")
-def _missing_header(m, plan, phase):
+def _missing_header(m, plan, phase, step):
     header = m.group(1)
     pkg = HEADER_PACKAGES.get(header) or HEADER_PACKAGES.get(header.split("/")[-1])
     if pkg:
@@ -100,27 +100,27 @@ def _missing_header(m, plan, phase):
 
 
 @rule(r"(?:cannot find|unable to find library) -l([\w+.-]+)")
-def _missing_lib(m, plan, phase):
+def _missing_lib(m, plan, phase, step):
     lib = m.group(1)
     yield _apt(f"lib{lib}-dev", f"missing library -l{lib}")
 
 
 @rule(r"Package '?([\w+.-]+)'?,? (?:was not found in the pkg-config search path|not found)")
-def _missing_pc(m, plan, phase):
+def _missing_pc(m, plan, phase, step):
     name = m.group(1)
     base = name[3:] if name.startswith("lib") else name
     yield _apt(f"lib{base}-dev", f"pkg-config cannot find {name}")
 
 
 @rule(r"(?:^|\s)(?:sh: \d+: |bash: |/bin/sh: \d+: )?([\w.+-]+): (?:command )?not found")
-def _missing_command(m, plan, phase):
+def _missing_command(m, plan, phase, step):
     cmd = m.group(1)
     if cmd in COMMAND_PACKAGES:
         yield _apt(COMMAND_PACKAGES[cmd], f"missing command {cmd}")
 
 
 @rule(r"No module named '([\w.]+)'")
-def _missing_module(m, plan, phase):
+def _missing_module(m, plan, phase, step):
     if plan.language.value != "python":
         return
     module = m.group(1)
@@ -131,7 +131,7 @@ def _missing_module(m, plan, phase):
 
 @rule(r"requires a different Python|Requires-Python|python_requires|"
       r"Python (?:3\.\d+|version) (?:is )?(?:required|not supported)", "setup,test")
-def _python_version(m, plan, phase):
+def _python_version(m, plan, phase, step):
     if plan.language.value == "python":
         yield Action("suite", "bullseye", "the repository wants an older Python (3.9)")
         yield Action("suite", "trixie", "the repository wants a newer Python (3.13)")
@@ -139,38 +139,54 @@ def _python_version(m, plan, phase):
 
 @rule(r"invalid (?:target|source) release: (\d+)|release version (\d+) not supported|"
       r"class file version (\d+)")
-def _java_version(m, plan, phase):
+def _java_version(m, plan, phase, step):
     yield Action("suite", "trixie", "the repository wants a newer JDK (21)")
 
 
 @rule(r"The engine \"node\" is incompatible|Unsupported engine|requires Node(?:\.js)? (?:version )?"
       r">=? ?(\d+)|SyntaxError: Unexpected token '(?:\?\?=|\|\|=|&&=|#)'")
-def _node_version(m, plan, phase):
+def _node_version(m, plan, phase, step):
     yield Action("suite", "trixie", "the repository wants a newer Node.js (20)")
 
 
 @rule(r"go: go\.mod requires go >= ([\d.]+)|go\.mod requires go ([\d.]+)|"
       r"invalid go version '([\d.]+)'|unknown directive: toolchain")
-def _go_version(m, plan, phase):
+def _go_version(m, plan, phase, step):
     yield Action("suite", "trixie", "the module wants a newer Go (1.22+)")
 
 
 @rule(r"Temporary failure in name resolution|Could not resolve host|getaddrinfo (?:ENOTFOUND|"
       r"EAI_AGAIN)|Network is unreachable|UnknownHostException|dial tcp: lookup", "test")
-def _network(m, plan, phase):
+def _network(m, plan, phase, step):
     yield Action("network_at_test", "on", "the tests need the network")
 
 
 @rule(r"Cannot find module '[^']*/(?:dist|build|lib|out)/[^']*'|"
       r"Error: Cannot find module '\.\./(?:dist|build|lib)", "test")
-def _build_step(m, plan, phase):
+def _build_step(m, plan, phase, step):
     if plan.language.value in ("javascript", "typescript"):
         yield Action("setup", "npm run build --if-present", "a build step is missing")
 
 
-def diagnose(output: str, *, plan: Plan, phase: str, tried: set[str] = frozenset()
-             ) -> list[Action]:
-    """Candidate actions for a failure, most specific first, none already tried."""
+@rule(r"ETARGET|No matching version found for|notarget", "setup")
+def _npm_time_machine(m, plan, phase, step):
+    # The registry's dates are not always publication dates (mirrors): resolve today's world.
+    if "--before" in step:
+        yield Action("replace", re.sub(r"\s*--before[= ]\S+", "", step),
+                     "nothing matches the dependencies as of the commit date")
+
+
+@rule(r"No solution found when resolving|because there are no versions of|"
+      r"no matching distribution", "setup")
+def _uv_time_machine(m, plan, phase, step):
+    if "--exclude-newer" in step:
+        yield Action("replace", re.sub(r"\s*--exclude-newer[= ]\S+", "", step),
+                     "nothing matches the dependencies as of the commit date")
+
+
+def diagnose(output: str, *, plan: Plan, phase: str, tried: set[str] = frozenset(),
+             step: str = "") -> list[Action]:
+    """Candidate actions for a failure of `step`, most specific first, none already tried."""
     seen: set[str] = set(tried)
     out: list[Action] = []
     tail = output[-200_000:]  # the cause is near the end; a 1 GB log is not read whole
@@ -178,7 +194,7 @@ def diagnose(output: str, *, plan: Plan, phase: str, tried: set[str] = frozenset
         if phase not in phases.split(","):
             continue
         for m in pattern.finditer(tail):
-            for action in fn(m, plan, phase):
+            for action in fn(m, plan, phase, step):
                 if action.key not in seen:
                     seen.add(action.key)
                     out.append(action)

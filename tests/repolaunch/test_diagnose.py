@@ -74,3 +74,14 @@ def test_signature_is_one_line():
     assert signature("a\nb\nfatal error: foo.h: No such file or directory\nc") == \
         "fatal error: foo.h: No such file or directory"
     assert signature("") == "no output"
+
+
+def test_a_time_machine_that_finds_nothing_falls_back_to_today():
+    step = "npm install --before=2021-01-01T00:00:00Z --no-audit"
+    out = "npm ERR! code ETARGET\nnpm ERR! notarget No matching version found for jest@^29.7.0."
+    (action,) = diagnose(out, plan=plan(Language.JAVASCRIPT), phase="setup", step=step)
+    assert action.kind == "replace" and action.value == "npm install --no-audit"
+    step = "uv pip install --exclude-newer 2019-01-01T00:00:00Z -e ."
+    out = "  x No solution found when resolving dependencies:"
+    (action,) = diagnose(out, plan=plan(Language.PYTHON), phase="setup", step=step)
+    assert action.value == "uv pip install -e ."

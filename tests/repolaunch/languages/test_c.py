@@ -1,0 +1,135 @@
+"""C plug-in: plan shapes without Docker, and every C sample's per-test results at HEAD
+equal what its generator planted (setup with network, tests with network off)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from data import samples
+from envs import images, reports
+from envs.models import Language
+from envs.sandbox import Sandbox
+from repolaunch.detect import Detection
+from repolaunch.languages import get
+from tests.repolaunch.conftest import SETUP_LIMITS, statuses
+
+C_SAMPLES = [s.name for s in samples.all_samples(Language.C)]
+
+
+def _plan(tmp_path, name, **det):
+    repo = samples.write(samples.get(name), tmp_path)
+    detection = Detection(primary=Language.C, **det)
+    return get("c").plan(repo, detection), repo
+
+
+def test_at_least_two_c_samples_with_different_build_systems():
+    found = samples.all_samples(Language.C)
+    assert len(found) >= 2
+    assert len({s.build_system for s in found}) >= 2
+    assert len({s.test_framework for s in found}) >= 2
+
+
+def test_cmake_plan_shape(tmp_path):
+    plan, _ = _plan(tmp_path, "c-strutil", build_system="cmake", test_framework="ctest")
+    assert plan.language is Language.C and plan.image_family == "cpp"
+    assert plan.build_system == "cmake" and plan.test_framework == "ctest"
+    assert plan.report_format == "junit:name" and plan.report_path
+    assert "--output-junit" in plan.test_command and "cmake --build" in plan.test_command
+    assert "{tests}" in plan.per_test_command and "{tests}" not in plan.test_command
+    assert "ctest" in plan.per_test_command and " -R " in plan.per_test_command
+    assert "CMakeLists.txt" in plan.dependency_files
+    assert plan.setup_steps and not plan.network_at_test
+    reports.format_info(plan.report_format)  # a registered format
+
+
+def test_plan_without_detection_hints_reads_the_files(tmp_path):
+    plan, _ = _plan(tmp_path, "c-kvconf")  # Detection says only "plain"
+    assert plan.build_system == "autotools" and plan.report_format == "automake"
+    assert plan.report_path is None
+    assert "make -k" in plan.test_command and "check" in plan.test_command
+    assert "autoreconf" in plan.test_command  # a checkout may have removed configure
+    assert 'TESTS="$(echo {tests})"' in plan.per_test_command
+    assert "configure.ac" in plan.dependency_files
+
+
+def test_plain_makefile_falls_back_to_its_check_target(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "Makefile").write_text("all:\n\tcc -o x x.c\ncheck: all\n\t./x\n")
+    (repo / "x.c").write_text("int main(void){return 0;}\n")
+    plan = get("c").plan(repo, Detection(primary=Language.C))
+    assert plan.build_system == "make" and plan.report_format == "plain"
+    assert "make -k check" in plan.test_command
+
+
+def test_scripts_have_no_braces_but_the_placeholder(tmp_path):
+    for name in C_SAMPLES:
+        plan, _ = _plan(tmp_path / name, name)
+        assert "{" not in plan.test_command and "}" not in plan.test_command
+        assert plan.per_test_command.replace("{tests}", "").count("{") == 0
+        assert plan.per_test_command.format(tests="'a b'")  # str.format works too
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("name", C_SAMPLES)
+def test_sample_results_equal_what_was_planted(plan_runner, name):
+    sample = samples.get(name)
+    run = plan_runner(sample)
+    got = statuses(run.report)
+    want = {k: v.value for k, v in sample.expected.items()}
+    assert got == want, f"{name}: {run.test.output[-3000:]}"
+
+
+def run_in_env(sample: samples.SampleRepo, dest, ids: list[str], commit: int):
+    """Set the sample up at HEAD (network on), then in that env, network off: the
+    per-test command with `ids`, and the full test command after checking out `commit`
+    the way an instance does. Returns (selected statuses, statuses at the commit)."""
+    repo = samples.write(sample, dest)
+    shas = samples.commit_shas(repo)
+    det = Detection(primary=sample.language, build_system=sample.build_system,
+                    test_framework=sample.test_framework)
+    plan = get(det.primary).plan(repo, det)
+    selected = plan.per_test_command.replace("{tests}", " ".join(shlex.quote(i) for i in ids))
+    outcomes = []
+    with Sandbox.start(images.ensure(plan.image_family).tag, network=True, workdir="/testbed",
+                       limits=SETUP_LIMITS) as sb:
+        sb.put_dir(repo, "/testbed")
+        for step in plan.setup_steps:
+            res = sb.exec(step, env=plan.env)
+            assert res.exit_code == 0, res.output[-3000:]
+        snap = sb.snapshot()
+        with Sandbox.start(snap.ref, network=False, workdir="/testbed",
+                           limits=SETUP_LIMITS) as tb:
+            for cmd in (selected,
+                        f"git checkout -q -f {shas[commit]} && git clean -fdq\n"
+                        + plan.test_command):
+                res = tb.exec(cmd, env=plan.env)
+                data: bytes | str = res.stdout
+                if plan.report_path:
+                    try:
+                        data = tb.get_file(plan.report_path)
+                    except FileNotFoundError:
+                        data = b""
+                report = reports.parse(plan.report_format, data, exit_code=res.exit_code)
+                outcomes.append((statuses(report), res.output[-3000:]))
+    return outcomes
+
+
+def check_selection_and_instance(sample: samples.SampleRepo, dest, ids: list[str]) -> None:
+    task = next(p for p in sample.planted if p.decoy is None)
+    (selected, out1), (at_commit, out2) = run_in_env(sample, dest, ids, task.commit)
+    assert selected == {i: sample.expected[i].value for i in ids}, out1
+    for test_id in (*task.fail_to_pass, *task.pass_to_pass):
+        assert at_commit.get(test_id) == "PASSED", (test_id, out2)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_per_test_command_and_an_older_commit(docker_engine, tmp_path):
+    check_selection_and_instance(samples.get("c-kvconf"), tmp_path,
+                                 ["tests/test_values", "tests/test_escapes"])
+    check_selection_and_instance(samples.get("c-strutil"), tmp_path / "b",
+                                 ["parse_int_negative", "upper_locale"])

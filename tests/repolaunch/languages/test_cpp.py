@@ -1,0 +1,83 @@
+"""C++ plug-in: plan shapes without Docker, and every C++ sample's per-test results at HEAD
+equal what its generator planted (setup with network, tests with network off)."""
+
+from __future__ import annotations
+
+import pytest
+
+from data import samples
+from envs import reports
+from envs.models import Language
+from repolaunch.detect import Detection
+from repolaunch.languages import get
+from tests.repolaunch.conftest import statuses
+
+CPP_SAMPLES = [s.name for s in samples.all_samples(Language.CPP)]
+
+
+def _plan(tmp_path, name, **det):
+    repo = samples.write(samples.get(name), tmp_path)
+    return get("cpp").plan(repo, Detection(primary=Language.CPP, **det))
+
+
+def test_at_least_two_cpp_samples_with_different_build_systems_and_frameworks():
+    found = samples.all_samples(Language.CPP)
+    assert len(found) >= 2
+    assert len({s.build_system for s in found}) >= 2
+    assert len({s.test_framework for s in found}) >= 2
+    assert any("TEST_P(" in text for s in found for c in s.commits
+               for text in c.files.values() if text)
+
+
+def test_gtest_plan_shape(tmp_path):
+    plan = _plan(tmp_path, "cpp-geom")  # no hints: CMakeLists.txt and the sources decide
+    assert plan.language is Language.CPP and plan.image_family == "cpp"
+    assert (plan.build_system, plan.test_framework) == ("cmake", "gtest")
+    assert plan.report_format == "junit:gtest" and plan.report_path
+    assert "GTEST_OUTPUT=" in plan.test_command and "cmake --build" in plan.test_command
+    assert "GTEST_FILTER" in plan.per_test_command and "{tests}" in plan.per_test_command
+    assert "CMakeLists.txt" in plan.dependency_files
+    reports.format_info(plan.report_format)
+
+
+def test_doctest_makefile_plan_shape(tmp_path):
+    plan = _plan(tmp_path, "cpp-ringbuf", build_system="make", test_framework="doctest")
+    assert (plan.build_system, plan.test_framework) == ("make", "doctest")
+    assert plan.report_format == "doctest-xml" and plan.report_path
+    assert "-r=xml" in plan.test_command and "make -k" in plan.test_command
+    assert "-tc=" in plan.per_test_command and "{tests}" in plan.per_test_command
+    assert "Makefile" in plan.dependency_files
+    reports.format_info(plan.report_format)
+
+
+def test_catch2_is_found_from_the_sources(tmp_path):
+    repo = tmp_path / "r"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.14)\nproject(x CXX)\nfind_package(Catch2 REQUIRED)\n"
+        "add_executable(t tests/t.cpp)\ntarget_link_libraries(t Catch2::Catch2)\n")
+    (repo / "tests" / "t.cpp").write_text(
+        '#define CATCH_CONFIG_MAIN\n#include <catch2/catch.hpp>\nTEST_CASE("a") {}\n')
+    plan = get("cpp").plan(repo, Detection(primary=Language.CPP))
+    assert (plan.build_system, plan.test_framework, plan.report_format) == (
+        "cmake", "catch2", "catch2-xml")
+    assert "-r xml" in plan.test_command
+
+
+def test_scripts_have_no_braces_but_the_placeholder(tmp_path):
+    for name in CPP_SAMPLES:
+        plan = _plan(tmp_path / name, name)
+        assert "{" not in plan.test_command and "}" not in plan.test_command
+        assert plan.per_test_command.replace("{tests}", "").count("{") == 0
+        assert plan.per_test_command.format(tests="'a b'")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CPP_SAMPLES)
+def test_sample_results_equal_what_was_planted(plan_runner, name):
+    sample = samples.get(name)
+    run = plan_runner(sample)
+    got = statuses(run.report)
+    want = {k: v.value for k, v in sample.expected.items()}
+    assert got == want, f"{name}: {run.test.output[-3000:]}"

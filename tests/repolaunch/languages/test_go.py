@@ -1,0 +1,107 @@
+"""The Go plug-in: the Plan's shape (no Docker), every Go sample built and tested in real
+containers with results equal to what its generator planted, and a planted task's
+FAIL_TO_PASS failing before its fix and passing after."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from data import samples
+from data.samples import Commit, SampleRepo
+from envs.models import Language
+from repolaunch import languages
+from repolaunch.detect import Detection
+from repolaunch.languages import go
+from tests.repolaunch.conftest import statuses
+
+GO_SAMPLES = [s.name for s in samples.all_samples(Language.GO)]
+
+
+def _det(sample: SampleRepo) -> Detection:
+    return Detection(primary=sample.language, build_system=sample.build_system,
+                     test_framework=sample.test_framework)
+
+
+def before_and_after(sample: SampleRepo, index: int) -> tuple[SampleRepo, SampleRepo]:
+    """The sample at the fix's parent plus the fix's test files, and at the fix."""
+    fix = sample.commits[index]
+    tests = {p: c for p, c in fix.files.items() if p.endswith("_test.go")}
+    assert tests, f"commit {index} changes no test file"
+    before = (*sample.commits[:index], Commit(f"test patch of: {fix.message}", tests,
+                                              date=fix.date))
+    return (dataclasses.replace(sample, commits=before),
+            dataclasses.replace(sample, name=sample.name + "-after",
+                                commits=sample.commits[: index + 1]))
+
+
+def test_plugin_registered():
+    assert "go" in languages.names()
+    assert isinstance(languages.get("go"), go.GoPlugin)
+
+
+@pytest.mark.parametrize("name", GO_SAMPLES)
+def test_plan_shape(name, tmp_path):
+    sample = samples.get(name)
+    repo = samples.write(sample, tmp_path)
+    plan = languages.get("go").plan(repo, _det(sample))
+    assert plan.language is Language.GO and plan.image_family == "go"
+    assert plan.build_system == sample.build_system == "go-modules"
+    assert plan.report_format == "gotest-json" and plan.report_path == go.REPORT
+    assert plan.test_command.endswith(f"./... > {go.REPORT}")
+    assert "go test -json" in plan.test_command and "GOPROXY=off" in plan.test_command
+    assert "-count=1" in plan.test_command  # no cached results from another commit
+    assert "{tests}" in plan.per_test_command and "-run" in plan.per_test_command
+    assert plan.setup_steps[0] == "go mod download"
+    assert not any(s.startswith("curl") or "toolchain" in s for s in plan.setup_steps)
+    assert "go.sum" in plan.dependency_files and not plan.network_at_test
+    assert plan.env["GOTOOLCHAIN"] == "local"
+
+
+def test_toolchain_by_era(tmp_path):
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.22.1\n\ntoolchain go1.22.5\n")
+    assert go.required_go(tmp_path) == (1, 22, 5)
+    plan = go.GoPlugin().plan(tmp_path, Detection(primary=Language.GO))
+    step = plan.setup_steps[0]
+    assert "golang.org/toolchain/@v/v0.0.1-go1.22.5.linux-amd64.zip" in step
+    assert plan.env["PATH"].startswith(go.TOOLCHAIN_DIR + "/bin:")
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.21\n")
+    assert "go1.21.0.linux" in go.GoPlugin().plan(tmp_path, Detection(primary=Language.GO)) \
+        .setup_steps[0]
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.19\n")
+    assert go.GoPlugin().plan(tmp_path, Detection(primary=Language.GO)).setup_steps[0] \
+        == "go mod download"
+    (tmp_path / "go.mod").unlink()
+    plan = go.GoPlugin().plan(tmp_path, Detection(primary=Language.GO))
+    assert plan.build_system == "gopath" and plan.env["GO111MODULE"] == "off"
+
+
+@pytest.mark.docker
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("name", GO_SAMPLES)
+def test_sample_head_matches_expected(name, plan_runner):
+    sample = samples.get(name)
+    run = plan_runner(sample)
+    got = statuses(run.report)
+    assert got == {k: v.value for k, v in sample.expected.items()}, run.test.output[-3000:]
+    assert run.report.consistent
+    assert run.test.exit_code != 0  # every sample has an intentionally failing test
+
+
+@pytest.mark.docker
+@pytest.mark.network
+@pytest.mark.slow
+def test_planted_fix_fails_before_and_passes_after(plan_runner):
+    sample = samples.get("go-tabular")
+    task = next(p for p in sample.planted if p.decoy is None)
+    before, after = before_and_after(sample, task.commit)
+    got_before = statuses(plan_runner(before).report)
+    got_after = statuses(plan_runner(after).report)
+    for test_id in task.fail_to_pass:
+        assert got_before.get(test_id) in ("FAILED", "ERROR"), got_before
+        assert got_after.get(test_id) == "PASSED", got_after
+    for test_id in task.pass_to_pass:
+        assert got_before.get(test_id) == got_after.get(test_id) == "PASSED"
+    assert set(got_after) == set(task.fail_to_pass) | set(task.pass_to_pass)

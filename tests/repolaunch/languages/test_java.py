@@ -1,0 +1,127 @@
+"""The Java plug-in: the Plan's shape (no Docker), every Java sample built and tested in
+real containers with results equal to what its generator planted, and a planted task's
+FAIL_TO_PASS failing before its fix and passing after."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from data import samples
+from data.samples import Commit, SampleRepo
+from envs.models import Language
+from repolaunch import languages
+from repolaunch.detect import Detection
+from repolaunch.languages import java
+from tests.repolaunch.conftest import statuses
+
+JAVA_SAMPLES = [s.name for s in samples.all_samples(Language.JAVA)]
+
+
+def _det(sample: SampleRepo) -> Detection:
+    return Detection(primary=sample.language, build_system=sample.build_system,
+                     test_framework=sample.test_framework)
+
+
+def before_and_after(sample: SampleRepo, index: int) -> tuple[SampleRepo, SampleRepo]:
+    """The sample at the fix's parent plus the fix's test files, and at the fix."""
+    fix = sample.commits[index]
+    tests = {p: c for p, c in fix.files.items()
+             if p.startswith(("test/", "src/test/")) or p.endswith("Test.java")}
+    assert tests, f"commit {index} changes no test file"
+    before = (*sample.commits[:index], Commit(f"test patch of: {fix.message}", tests,
+                                              date=fix.date))
+    return (dataclasses.replace(sample, commits=before),
+            dataclasses.replace(sample, name=sample.name + "-after",
+                                commits=sample.commits[: index + 1]))
+
+
+def test_plugin_registered():
+    assert "java" in languages.names()
+    assert isinstance(languages.get("java"), java.JavaPlugin)
+
+
+@pytest.mark.parametrize("name", JAVA_SAMPLES)
+def test_plan_shape(name, tmp_path):
+    sample = samples.get(name)
+    repo = samples.write(sample, tmp_path)
+    plan = languages.get("java").plan(repo, _det(sample))
+    assert plan.language is Language.JAVA and plan.image_family == "java"
+    assert plan.build_system == sample.build_system
+    assert plan.test_framework == sample.test_framework
+    assert plan.report_format == "junit:java" and plan.report_path == java.REPORT
+    assert java.REPORT in plan.test_command and "{tests}" in plan.per_test_command
+    assert plan.setup_steps and not plan.network_at_test
+    assert not any(sample.name in s for s in (*plan.setup_steps, plan.test_command))
+    # the exit code survives the report collection, and a "0 with failures" becomes 1
+    assert plan.test_command.endswith("exit $rc")
+
+
+def test_maven_plan(tmp_path):
+    repo = samples.write(samples.get("java-money"), tmp_path)
+    plan = java.JavaPlugin().plan(repo, Detection(primary=Language.JAVA))
+    assert plan.build_system == "maven" and plan.test_framework == "junit5"
+    assert "clean test" in plan.setup_steps[0] and " -o " not in plan.setup_steps[0]
+    assert "mvn" in plan.test_command and " -o " in plan.test_command  # offline at test time
+    assert "clean test" in plan.test_command  # stale classes of another commit go
+    assert "-Dtest=" in plan.per_test_command
+    assert "pom.xml" in plan.dependency_files
+
+
+def test_javac_plan(tmp_path):
+    repo = samples.write(samples.get("java-roman"), tmp_path)
+    assert java.junit_flavors(repo) == {"junit4"}
+    plan = java.JavaPlugin().plan(repo, Detection(primary=Language.JAVA))
+    assert plan.build_system == "javac" and plan.test_framework == "junit4"
+    fetch = plan.setup_steps[0]
+    for jar in (java.CONSOLE_JAR, "junit-4.13.2.jar", "hamcrest-core-1.3.jar"):
+        assert jar in fetch
+    assert "sha1sum -c" in fetch and java.CENTRAL in fetch
+    assert "javac" in plan.test_command and f"rm -rf {java.BUILD}" in plan.test_command
+    assert "--scan-class-path" in plan.test_command
+    assert "--select-method" in plan.per_test_command
+
+
+def test_build_system_fallbacks(tmp_path):
+    (tmp_path / "build.gradle").write_text("plugins { id 'java' }\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ATest.java").write_text(
+        "import org.junit.jupiter.api.Test;\nclass ATest { @Test void a() {} }\n")
+    plan = java.JavaPlugin().plan(tmp_path, Detection(primary=Language.JAVA))
+    assert plan.build_system == "gradle" and plan.test_framework == "junit5"
+    assert "gradle" in plan.test_command and "--offline" in plan.test_command
+    (tmp_path / "build.gradle").unlink()
+    plan = java.JavaPlugin().plan(tmp_path, Detection(primary=Language.JAVA))
+    assert plan.build_system == "javac"
+    assert "junit-4.13.2" not in plan.setup_steps[0]  # JUnit 5 only
+
+
+@pytest.mark.docker
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("name", JAVA_SAMPLES)
+def test_sample_head_matches_expected(name, plan_runner):
+    sample = samples.get(name)
+    run = plan_runner(sample)
+    got = statuses(run.report)
+    assert got == {k: v.value for k, v in sample.expected.items()}, run.test.output[-3000:]
+    assert run.report.consistent
+    assert run.test.exit_code != 0  # every sample has an intentionally failing test
+
+
+@pytest.mark.docker
+@pytest.mark.network
+@pytest.mark.slow
+def test_planted_fix_fails_before_and_passes_after(plan_runner):
+    sample = samples.get("java-roman")
+    task = next(p for p in sample.planted if p.decoy is None)
+    before, after = before_and_after(sample, task.commit)
+    got_before = statuses(plan_runner(before).report)
+    got_after = statuses(plan_runner(after).report)
+    for test_id in task.fail_to_pass:
+        assert got_before.get(test_id) in ("FAILED", "ERROR"), got_before
+        assert got_after.get(test_id) == "PASSED", got_after
+    for test_id in task.pass_to_pass:
+        assert got_before.get(test_id) == got_after.get(test_id) == "PASSED"
+    assert set(got_after) == set(task.fail_to_pass) | set(task.pass_to_pass)

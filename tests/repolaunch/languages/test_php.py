@@ -1,0 +1,77 @@
+"""PHP plug-in: plan shapes without Docker, and every PHP sample's per-test results at HEAD
+equal what its generator planted (setup with network, tests with network off)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from data import samples
+from envs import reports
+from envs.models import Language
+from repolaunch.detect import Detection
+from repolaunch.languages import get
+from repolaunch.languages.php import needs_install
+from tests.repolaunch.conftest import statuses
+
+PHP_SAMPLES = [s.name for s in samples.all_samples(Language.PHP)]
+
+
+def _plan(tmp_path, name, **det):
+    repo = samples.write(samples.get(name), tmp_path)
+    return get("php").plan(repo, Detection(primary=Language.PHP, **det)), repo
+
+
+def test_at_least_two_php_samples():
+    found = samples.all_samples(Language.PHP)
+    assert len(found) >= 2
+    assert any(c.files.get("phpunit.xml") for s in found for c in s.commits)
+
+
+def test_plan_with_phpunit_xml(tmp_path):
+    plan, _ = _plan(tmp_path, "php-money", build_system="composer", test_framework="phpunit")
+    assert plan.language is Language.PHP and plan.image_family == "php"
+    assert plan.report_format == "junit:phpunit" and plan.report_path
+    assert plan.setup_steps == ("composer dump-autoload",)  # nothing beyond PHPUnit required
+    assert "--log-junit" in plan.test_command and "--bootstrap" not in plan.test_command
+    assert "dump-autoload" in plan.test_command  # classmaps change between commits
+    assert "--filter" in plan.per_test_command and "{tests}" in plan.per_test_command
+    assert set(plan.dependency_files) == {"composer.json", "composer.lock"}
+    assert plan.env["COMPOSER_ALLOW_SUPERUSER"] == "1"
+    reports.format_info(plan.report_format)
+
+
+def test_plan_without_phpunit_xml_names_the_tests_dir(tmp_path):
+    plan, _ = _plan(tmp_path, "php-slugify")
+    assert "--bootstrap vendor/autoload.php" in plan.test_command
+    assert plan.test_command.rstrip().endswith(" tests")
+
+
+def test_other_packages_mean_composer_install(tmp_path):
+    (tmp_path / "composer.json").write_text(json.dumps(
+        {"require": {"php": ">=8", "ext-json": "*", "monolog/monolog": "^3"}}))
+    assert needs_install(tmp_path)
+    plan = get("php").plan(tmp_path, Detection(primary=Language.PHP))
+    assert plan.setup_steps[0].startswith("timeout 900 composer install")
+    (tmp_path / "composer.json").write_text(json.dumps(
+        {"require": {"php": ">=8"}, "require-dev": {"phpunit/phpunit": "^9"}}))
+    assert not needs_install(tmp_path)
+
+
+def test_per_test_command_formats(tmp_path):
+    for name in PHP_SAMPLES:
+        plan, _ = _plan(tmp_path / name, name)
+        assert "{" not in plan.test_command and "}" not in plan.test_command
+        assert plan.per_test_command.format(tests="'A\\\\B::c'")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PHP_SAMPLES)
+def test_sample_results_equal_what_was_planted(plan_runner, name):
+    sample = samples.get(name)
+    run = plan_runner(sample)
+    got = statuses(run.report)
+    want = {k: v.value for k, v in sample.expected.items()}
+    assert got == want, f"{name}: {run.test.output[-3000:]}"

@@ -1,0 +1,188 @@
+"""The Python plug-in: the Plan's shape (no Docker), every Python sample built and tested
+in real containers with results equal to what its generator planted, a planted task's
+FAIL_TO_PASS failing before its fix and passing after, and the time machine."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from data import samples
+from data.samples import Commit, SampleRepo
+from envs.models import Language, TestStatus
+from repolaunch import languages
+from repolaunch.detect import Detection
+from repolaunch.languages import python as py
+from tests.repolaunch.conftest import statuses
+
+PY_SAMPLES = [s.name for s in samples.all_samples(Language.PYTHON)]
+
+
+def _det(sample: SampleRepo) -> Detection:
+    return Detection(primary=sample.language, build_system=sample.build_system,
+                     test_framework=sample.test_framework)
+
+
+def _is_test_file(path: str) -> bool:
+    return path.startswith("tests/") or path.split("/")[-1].startswith("test_")
+
+
+def before_and_after(sample: SampleRepo, index: int) -> tuple[SampleRepo, SampleRepo]:
+    """The sample at the fix's parent plus the fix's test files, and at the fix."""
+    fix = sample.commits[index]
+    tests = {p: c for p, c in fix.files.items() if _is_test_file(p)}
+    assert tests, f"commit {index} changes no test file"
+    before = (*sample.commits[:index], Commit(f"test patch of: {fix.message}", tests,
+                                              date=fix.date))
+    # plan_runner writes every sample of a test under one folder: the two need two names
+    return (dataclasses.replace(sample, commits=before),
+            dataclasses.replace(sample, name=sample.name + "-after",
+                                commits=sample.commits[: index + 1]))
+
+
+# --------------------------------------------------------------------------- plan shape
+
+
+def test_plugin_registered():
+    assert "python" in languages.names()
+    assert isinstance(languages.get("python"), py.PythonPlugin)
+
+
+@pytest.mark.parametrize("name", PY_SAMPLES)
+def test_plan_shape(name, tmp_path):
+    sample = samples.get(name)
+    repo = samples.write(sample, tmp_path)
+    plan = languages.get("python").plan(repo, _det(sample))
+    assert plan.language is Language.PYTHON and plan.image_family == "python"
+    assert plan.build_system == sample.build_system
+    assert plan.report_format == "junit:pytest" and plan.report_path == py.REPORT
+    assert py.REPORT in plan.test_command and "junit_family=xunit1" in plan.test_command
+    assert plan.per_test_command.endswith("{tests}")
+    assert plan.per_test_command.replace(" {tests}", "") == plan.test_command
+    assert plan.env["PATH"].startswith(f"{py.VENV}/bin:")
+    assert not plan.env["PYTHONPATH"].startswith("/opt")  # the checkout comes first
+    assert any("uv pip install" in s for s in plan.setup_steps)
+    assert any(py.RESOLVED in s for s in plan.setup_steps)
+    assert "pyproject.toml" in plan.dependency_files and "setup.py" in plan.dependency_files
+    assert not plan.network_at_test
+    # no per-repository configuration: no step names the sample
+    assert not any(sample.name in s for s in (*plan.setup_steps, plan.test_command))
+    # the time machine is on by default, as of HEAD's commit date
+    head = py.to_utc(sample.commits[-1].date)
+    assert any(f"--exclude-newer {head}" in s for s in plan.setup_steps)
+    assert any(head in n for n in plan.notes)
+
+
+def test_plan_details(tmp_path):
+    textkit = samples.write(samples.get("py-textkit"), tmp_path)
+    plan = py.PythonPlugin().plan(textkit, _det(samples.get("py-textkit")))
+    assert plan.env["PYTHONPATH"] == "/testbed/src:/testbed"  # src layout
+    install = next(s for s in plan.setup_steps if "uv pip install" in s)
+    assert "-e '.[test]'" in install and "pytest" in install
+    assert "--exclude-newer-package" not in install  # the project declares pytest
+
+    verlib = samples.write(samples.get("py-verlib"), tmp_path)
+    plan = py.PythonPlugin().plan(verlib, _det(samples.get("py-verlib")))
+    assert plan.env["PYTHONPATH"] == "/testbed"
+    install = next(s for s in plan.setup_steps if "uv pip install" in s)
+    assert "-e . pytest" in install and f"pytest={py.PYTEST_FLOOR}" in install
+    assert plan.test_framework == "unittest"
+
+
+def test_time_machine_switch(tmp_path, monkeypatch):
+    sample = samples.get("py-verlib")
+    repo = samples.write(sample, tmp_path)
+    plugin = py.PythonPlugin()
+    explicit = plugin.plan(repo, _det(sample), resolve_date="2021-06-01")
+    assert any("--exclude-newer 2021-06-01T00:00:00Z" in s for s in explicit.setup_steps)
+    latest = plugin.plan(repo, _det(sample), resolve_date=None)
+    assert not any("--exclude-newer" in s for s in latest.setup_steps)
+    monkeypatch.setenv(py.TIME_MACHINE_ENV, "0")
+    assert not py.time_machine_enabled()
+    off = plugin.plan(repo, _det(sample))
+    assert not any("--exclude-newer" in s for s in off.setup_steps)
+    assert any("time machine off" in n for n in off.notes)
+
+
+def test_build_system_fallbacks(tmp_path):
+    (tmp_path / "requirements-dev.txt").write_text("pytest\n")
+    (tmp_path / "requirements.txt").write_text("attrs\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "requirements.txt").write_text("sphinx\n")
+    assert py.build_system(tmp_path) == "requirements"
+    assert py.requirement_files(tmp_path) == ["requirements-dev.txt", "requirements.txt"]
+    plan = py.PythonPlugin().plan(tmp_path, Detection(primary=Language.PYTHON),
+                                  resolve_date=None)
+    install = next(s for s in plan.setup_steps if "uv pip install" in s)
+    assert "-r requirements-dev.txt -r requirements.txt pytest" in install
+    assert " -e " not in install  # nothing to install as a project
+    assert py.to_utc("2021-03-04T05:06:07+02:00") == "2021-03-04T03:06:07Z"
+    assert py.commit_date(tmp_path) is None  # not a git checkout
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert py.build_system(empty) == "plain"
+    (empty / "setup.cfg").write_text("[options.extras_require]\ntesting = pytest\n")
+    assert py.build_system(empty) == "setuptools"
+    plan = py.PythonPlugin().plan(empty, Detection(primary=Language.PYTHON))
+    assert any("'.[testing]'" in s for s in plan.setup_steps)
+
+
+# --------------------------------------------------------------------------- in containers
+
+
+@pytest.mark.docker
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PY_SAMPLES)
+def test_sample_head_matches_expected(name, plan_runner):
+    sample = samples.get(name)
+    run = plan_runner(sample)
+    got = statuses(run.report)
+    assert got == {k: v.value for k, v in sample.expected.items()}, run.test.output[-3000:]
+    assert run.report.consistent
+    assert run.test.exit_code != 0  # every sample has an intentionally failing test
+    freeze = run.setup[-1].output
+    assert "pytest==" in freeze
+
+
+@pytest.mark.docker
+@pytest.mark.network
+@pytest.mark.slow
+def test_planted_fix_fails_before_and_passes_after(plan_runner):
+    sample = samples.get("py-textkit")
+    task = next(p for p in sample.planted if p.decoy is None)
+    before, after = before_and_after(sample, task.commit)
+    got_before = statuses(plan_runner(before).report)
+    got_after = statuses(plan_runner(after).report)
+    for test_id in task.fail_to_pass:
+        assert got_before.get(test_id) in ("FAILED", "ERROR"), got_before
+        assert got_after.get(test_id) == "PASSED", got_after
+    for test_id in task.pass_to_pass:
+        assert got_before.get(test_id) == got_after.get(test_id) == "PASSED"
+    assert set(got_after) == set(task.fail_to_pass) | set(task.pass_to_pass)
+
+
+@pytest.mark.docker
+@pytest.mark.network
+@pytest.mark.slow
+def test_time_machine_old_commit_needs_the_world_of_its_day(plan_runner, monkeypatch):
+    """py-verlib uses packaging.version.LegacyVersion, removed in packaging 22.0: resolved
+    as of its commit date its tests pass; with today's packages they fail."""
+    sample = samples.get("py-verlib")
+    with_tm = plan_runner(sample)
+    assert statuses(with_tm.report) == {k: v.value for k, v in sample.expected.items()}
+    freeze = with_tm.setup[-1].output
+    assert "packaging==21." in freeze, freeze
+
+    monkeypatch.setenv(py.TIME_MACHINE_ENV, "0")
+    without = plan_runner(dataclasses.replace(sample, name="py-verlib-latest"))
+    freeze = without.setup[-1].output
+    version = next(line for line in freeze.splitlines() if line.startswith("packaging=="))
+    assert int(version.split("==")[1].split(".")[0]) >= 22, freeze
+    got = statuses(without.report)
+    passed_with_tm = [t for t, s in sample.expected.items() if s is TestStatus.PASSED]
+    assert not any(got.get(t) == "PASSED" for t in passed_with_tm), got
+    assert any(s in ("FAILED", "ERROR") for s in got.values()), got
+    assert without.test.exit_code != 0
