@@ -11,6 +11,7 @@ from envs.models import Language
 from repolaunch.detect import Detection
 from repolaunch.languages import get
 from tests.repolaunch.conftest import statuses
+from tests.repolaunch.languages.test_c import check_selection_and_instance
 
 CPP_SAMPLES = [s.name for s in samples.all_samples(Language.CPP)]
 
@@ -81,3 +82,16 @@ def test_sample_results_equal_what_was_planted(plan_runner, name):
     got = statuses(run.report)
     want = {k: v.value for k, v in sample.expected.items()}
     assert got == want, f"{name}: {run.test.output[-3000:]}"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_per_test_command_and_an_older_commit(docker_engine, tmp_path):
+    check_selection_and_instance(
+        samples.get("cpp-geom"), tmp_path,
+        ["Ranges/ClampTest.ReturnsExpected/1", "Vec2Test.NormalizeZeroVector",
+         "Vec2Test.LongDoublePrecision"])
+    check_selection_and_instance(
+        samples.get("cpp-ringbuf"), tmp_path / "b",
+        ["push and pop", "push and pop > fifo order", "push and pop > single element",
+         "zero capacity is kept"])

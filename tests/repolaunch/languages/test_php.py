@@ -14,6 +14,7 @@ from repolaunch.detect import Detection
 from repolaunch.languages import get
 from repolaunch.languages.php import needs_install
 from tests.repolaunch.conftest import statuses
+from tests.repolaunch.languages.test_c import check_selection_and_instance
 
 PHP_SAMPLES = [s.name for s in samples.all_samples(Language.PHP)]
 
@@ -75,3 +76,17 @@ def test_sample_results_equal_what_was_planted(plan_runner, name):
     got = statuses(run.report)
     want = {k: v.value for k, v in sample.expected.items()}
     assert got == want, f"{name}: {run.test.output[-3000:]}"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_per_test_command_and_an_older_commit(docker_engine, tmp_path):
+    ns = "Acme\\Money\\Tests\\"
+    check_selection_and_instance(
+        samples.get("php-money"), tmp_path,
+        [f'{ns}MoneyTest::testRejectsInvalid with data set "no currency"',
+         f"{ns}AllocationTest::testAllocatesNegativeAmounts",
+         f"{ns}AllocationTest::testConvertsCurrencies"])
+    check_selection_and_instance(
+        samples.get("php-slugify"), tmp_path / "b",
+        ["SlugifyTest::testExamples with data set #1", "TruncateTest::testCutsLongText"])

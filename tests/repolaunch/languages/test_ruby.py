@@ -11,6 +11,7 @@ from envs.models import Language
 from repolaunch.detect import Detection
 from repolaunch.languages import get
 from tests.repolaunch.conftest import statuses
+from tests.repolaunch.languages.test_c import check_selection_and_instance
 
 RUBY_SAMPLES = [s.name for s in samples.all_samples(Language.RUBY)]
 
@@ -43,7 +44,7 @@ def test_minitest_rake_plan_shape(tmp_path):
     assert plan.report_format == "minitest" and plan.report_path is None
     assert plan.setup_steps == ()  # no Gemfile: the system gems
     assert 'rake test TESTOPTS="-v"' in plan.test_command
-    assert "-n '/^($N)" in plan.per_test_command
+    assert "'--name=/^($N)" in plan.per_test_command
 
 
 def test_minitest_without_rakefile_loads_the_files(tmp_path):
@@ -69,3 +70,16 @@ def test_sample_results_equal_what_was_planted(plan_runner, name):
     got = statuses(run.report)
     want = {k: v.value for k, v in sample.expected.items()}
     assert got == want, f"{name}: {run.test.output[-3000:]}"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_per_test_command_and_an_older_commit(docker_engine, tmp_path):
+    check_selection_and_instance(
+        samples.get("ruby-roman"), tmp_path,
+        ["RomanTest#test_subtractive", "RangeTest#test_rejects_non_canonical",
+         "RangeTest#test_unicode_numerals"])
+    check_selection_and_instance(
+        samples.get("ruby-wordwrap"), tmp_path / "b",
+        ["WordWrap.wrap breaks lines at the width",
+         "WordWrap.wrap hyphenates words longer than the width"])

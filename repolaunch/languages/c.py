@@ -1,0 +1,349 @@
+"""C (and, through `NativePlugin`, C++): CMake, autotools, meson or a plain Makefile.
+
+The build happens in the test command as well as in setup: an instance at another commit is
+the env image plus a checkout, so the test command reconfigures and rebuilds incrementally
+(CMake and meson build out of tree, in `BUILD_DIR`, which a checkout never touches;
+autotools builds in tree, regenerating `configure` / `Makefile` when a checkout removed
+them).
+
+What the test command reports, by test framework:
+
+- GoogleTest: every test binary writes JUnit XML through ``GTEST_OUTPUT=xml:<dir>/`` while
+  ctest (or, with no ctest tests, each binary found) runs; ``junit:gtest``.
+- Catch2 / doctest: the test binaries (found among the built executables by strings only
+  those frameworks link in) are run with their XML reporters; ``catch2-xml`` / ``doctest-xml``.
+- otherwise with CMake: ``ctest --output-junit``; ``junit:name`` (the ctest test names).
+- autotools: ``make check`` output (``PASS: tests/foo``); ``automake``.
+- meson: meson's own JUnit log; ``junit:name``.
+- a plain Makefile with a ``check`` / ``test`` target: its output, read as ``plain`` lines.
+
+No script here contains a brace besides ``{tests}``: a caller may substitute with
+``str.format`` as well as ``str.replace``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from envs.models import Language
+from repolaunch.detect import Detection
+from repolaunch.languages import Plan, register
+
+BUILD_DIR = "/var/tmp/envfactory/build"
+REPORT = "/tmp/envfactory-report.xml"
+XML_DIR = "/tmp/envfactory-xml"
+_SKIP_DIRS = {".git", "node_modules", "vendor", "third_party", "external", "build"}
+_SOURCE_EXT = {".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".ipp"}
+_MAX_SCAN_BYTES = 4_000_000
+
+# Strings that only binaries linking the framework contain (its command-line options).
+MARKERS = {"gtest": "gtest_filter", "catch2": "list-test-names-only", "doctest": "dt-abort-after"}
+
+_FRAMEWORK_ALIASES = {
+    "gtest": "gtest", "googletest": "gtest", "google-test": "gtest", "gmock": "gtest",
+    "catch": "catch2", "catch2": "catch2", "doctest": "doctest", "ctest": "ctest",
+    "automake": "automake", "make-check": "automake", "meson": "meson",
+}
+_BUILD_ALIASES = {
+    "cmake": "cmake", "autotools": "autotools", "autoconf": "autotools", "automake": "autotools",
+    "configure": "autotools", "meson": "meson", "make": "make", "makefile": "make",
+}
+
+
+def _iter_files(repo: Path):
+    stack = [repo]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = sorted(d.iterdir())
+        except OSError:
+            continue
+        for p in entries:
+            if p.is_dir() and not p.is_symlink():
+                if p.name not in _SKIP_DIRS and not p.name.startswith("."):
+                    stack.append(p)
+            elif p.is_file():
+                yield p
+
+
+def scan_framework(repo: Path) -> str | None:
+    """The test framework the sources and build files name, if any."""
+    found: set[str] = set()
+    budget = _MAX_SCAN_BYTES
+    for p in _iter_files(repo):
+        if p.suffix.lower() not in _SOURCE_EXT and p.name not in (
+            "CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "Makefile.am",
+            "meson.build", "configure.ac",
+        ) and p.suffix != ".cmake":
+            continue
+        try:
+            text = p.read_text(errors="replace")[:200_000]
+        except OSError:
+            continue
+        budget -= len(text)
+        if re.search(r"gtest/gtest\.h|gmock/gmock\.h|\bGTest\b|\bgtest_main\b|-lgtest", text):
+            found.add("gtest")
+        if re.search(r"catch2/catch|[\"<]catch\.hpp|\bCatch2\b", text):
+            found.add("catch2")
+        if re.search(r"doctest/doctest\.h|[\"<]doctest\.h|\bdoctest\b", text):
+            found.add("doctest")
+        if budget <= 0:
+            break
+    for name in ("gtest", "catch2", "doctest"):
+        if name in found:
+            return name
+    return None
+
+
+def scan_build_system(repo: Path) -> str:
+    if (repo / "CMakeLists.txt").is_file():
+        return "cmake"
+    if any((repo / n).is_file() for n in ("configure.ac", "configure.in", "Makefile.am")):
+        return "autotools"
+    if (repo / "meson.build").is_file():
+        return "meson"
+    if (repo / "configure").is_file():
+        return "autotools"
+    if _makefile(repo):
+        return "make"
+    return "make"
+
+
+def _makefile(repo: Path) -> Path | None:
+    for n in ("GNUmakefile", "makefile", "Makefile"):
+        if (repo / n).is_file():
+            return repo / n
+    return None
+
+
+def make_targets(repo: Path) -> set[str]:
+    mk = _makefile(repo)
+    if mk is None:
+        return set()
+    try:
+        text = mk.read_text(errors="replace")
+    except OSError:
+        return set()
+    return set(re.findall(r"(?m)^([A-Za-z0-9_.-]+)\s*:(?!=)", text))
+
+
+def _find_binaries(where: str, marker: str) -> str:
+    """Shell: the executables under `where` that contain `marker`, one a line, sorted."""
+    return (
+        f"find {where} -name .git -prune -o -path '*/CMakeFiles' -prune -o -type f -perm -u+x "
+        f"! -name '*.so' ! -name '*.so.*' ! -name '*.sh' ! -name '*.py' -print0 2>/dev/null "
+        f"| xargs -0 -r grep -l -a -e '{marker}' 2>/dev/null | sort"
+    )
+
+
+def _run_xml_binaries(where: str, framework: str, select: str = "") -> list[str]:
+    """Shell lines: run every Catch2/doctest binary with its XML reporter into XML_DIR."""
+    if framework == "catch2":
+        run = f'"$t" -r xml -o "{XML_DIR}/$n.xml" {select}'
+    else:
+        run = f'"$t" -r=xml --out="{XML_DIR}/$n.xml" {select}'
+    return [
+        "i=0; rc=0",
+        f"for t in $({_find_binaries(where, MARKERS[framework])}); do",
+        '  i=$((i+1)); n="$i-$(basename "$t")"',
+        f"  {run.rstrip()} || rc=1",
+        "done",
+        f'[ "$i" -gt 0 ] || echo "envfactory: no {framework} test binary was built" >&2',
+        '[ "$i" -gt 0 ] || rc=1',
+        f'cat "{XML_DIR}"/*.xml > "{REPORT}" 2>/dev/null',
+        "exit $rc",
+    ]
+
+
+def _regex_alternation(var: str) -> list[str]:
+    """Shell: `var`= an anchored alternation ``^(a|b)$`` of the selected ids, escaped."""
+    return [
+        f"{var}=$(for s in {{tests}}; do printf '%s\\n' \"$s\"; done "
+        "| sed 's/[][\\\\.*^$+?()|]/\\\\&/g' | paste -sd'|' -)",
+        f'{var}="^($' + var + ')$"',
+    ]
+
+
+def _cmake(framework: str, selected: bool) -> list[str]:
+    head = [
+        f'B={BUILD_DIR}; rm -rf "{REPORT}" "{XML_DIR}"; mkdir -p "{XML_DIR}" "$B"',
+        'G=; [ -f "$B/CMakeCache.txt" ] || G="-G Ninja"',
+        'cmake -S . -B "$B" $G -DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=ON || exit 1',
+        'cmake --build "$B" --parallel "$(nproc)" -- -k 0 || echo "envfactory: build failed" >&2',
+    ]
+    quoted_b = '"$B"'
+    if framework == "gtest":
+        lines = list(head)
+        if selected:
+            lines.append("F=$(for s in {tests}; do printf '%s:' \"$s\"; done)")
+            lines.append('export GTEST_FILTER="$F"')
+        lines += [
+            f'GTEST_OUTPUT="xml:{XML_DIR}/" ctest --test-dir "$B" '
+            f'--output-junit "{XML_DIR}/ctest.junit"; rc=$?',
+            f'if ! ls "{XML_DIR}"/*.xml >/dev/null 2>&1; then rc=0',
+            f"  for t in $({_find_binaries(quoted_b, MARKERS['gtest'])}); do",
+            f'    "$t" --gtest_output="xml:{XML_DIR}/" || rc=1',
+            "  done",
+            "fi",
+            f'cat "{XML_DIR}"/*.xml > "{REPORT}" 2>/dev/null',
+            "exit $rc",
+        ]
+        return lines
+    if framework in ("catch2", "doctest"):
+        return head + _run_xml_binaries('"$B"', framework, _select_args(framework, selected))
+    lines = list(head)
+    select = ""
+    if selected:
+        lines += _regex_alternation("P")
+        select = ' -R "$P"'
+    lines.append(f'ctest --test-dir "$B" --output-junit "{REPORT}"{select}')
+    return lines
+
+
+def _select_args(framework: str, selected: bool) -> str:
+    if not selected:
+        return ""
+    if framework == "catch2":
+        return "{tests}"
+    # doctest: test cases by name (a subcase id "case > sub" selects its case), comma-joined;
+    # without -nss doctest reports every test case the filter left out as skipped
+    return (
+        "-nss -tc=\"$(for s in {tests}; do printf '%s\\n' \"$s\"; done "
+        "| sed 's/ > .*//' | sort -u | paste -sd, -)\""
+    )
+
+
+def _autotools(selected: bool) -> list[str]:
+    select = ' TESTS="$(echo {tests})"' if selected else ""
+    return [
+        "if [ ! -x configure ]; then autoreconf -fi || exit 1; fi",
+        "if [ ! -f Makefile ]; then ./configure || exit 1; fi",
+        f'make -k -j"$(nproc)" check{select}',
+    ]
+
+
+def _meson(selected: bool) -> list[str]:
+    select = " {tests}" if selected else ""
+    return [
+        f'B={BUILD_DIR}; rm -f "{REPORT}"',
+        'if [ ! -f "$B/build.ninja" ]; then meson setup "$B" || exit 1; fi',
+        f'meson test -C "$B"{select}; rc=$?',
+        f'cp "$B/meson-logs/testlog.junit.xml" "{REPORT}" 2>/dev/null',
+        "exit $rc",
+    ]
+
+
+def _make(framework: str, targets: set[str], selected: bool) -> tuple[list[str], str]:
+    """A plain Makefile: (script lines, report format)."""
+    target = "check" if "check" in targets else "test" if "test" in targets else ""
+    if framework in ("catch2", "doctest"):
+        lines = [f'rm -rf "{REPORT}" "{XML_DIR}"; mkdir -p "{XML_DIR}"', 'make -k -j"$(nproc)"']
+        if target:  # the test binary may be built only by the test target
+            lines.append(
+                f"[ -n \"$({_find_binaries('.', MARKERS[framework])})\" ] "
+                f"|| make -k {target} >/dev/null 2>&1"
+            )
+        return lines + _run_xml_binaries(".", framework, _select_args(framework, selected)), ""
+    if framework == "gtest":
+        lines = [f'rm -rf "{REPORT}" "{XML_DIR}"; mkdir -p "{XML_DIR}"', 'make -k -j"$(nproc)"']
+        if selected:
+            lines.append("export GTEST_FILTER=$(for s in {tests}; do printf '%s:' \"$s\"; done)")
+        if target:
+            lines.append(f'GTEST_OUTPUT="xml:{XML_DIR}/" make -k {target}; rc=$?')
+        else:
+            lines.append("rc=0")
+        lines += [
+            f'if ! ls "{XML_DIR}"/*.xml >/dev/null 2>&1; then rc=0',
+            f"  for t in $({_find_binaries('.', MARKERS['gtest'])}); do",
+            f'    "$t" --gtest_output="xml:{XML_DIR}/" || rc=1',
+            "  done",
+            "fi",
+            f'cat "{XML_DIR}"/*.xml > "{REPORT}" 2>/dev/null',
+            "exit $rc",
+        ]
+        return lines, ""
+    select = ' TESTS="$(echo {tests})"' if selected else ""
+    return [f"make -k {target or 'all'}{select}"], "plain"
+
+
+class NativePlugin:
+    """C and C++ share build systems and test tooling; the subclasses fix the language."""
+
+    language: Language = Language.C
+
+    def plan(self, repo: Path, detection: Detection) -> Plan:
+        repo = Path(repo)
+        build = _BUILD_ALIASES.get((detection.build_system or "").lower()) or scan_build_system(repo)
+        if build == "cmake" and not (repo / "CMakeLists.txt").is_file():
+            build = scan_build_system(repo)
+        declared = _FRAMEWORK_ALIASES.get((detection.test_framework or "").lower())
+        framework = declared if declared in MARKERS else scan_framework(repo) or declared
+        notes: list[str] = []
+        setup: list[str]
+        report_path: str | None = REPORT
+        if build == "cmake":
+            fmt = {"gtest": "junit:gtest", "catch2": "catch2-xml", "doctest": "doctest-xml"}.get(
+                framework or "", "junit:name"
+            )
+            framework = framework if framework in MARKERS else "ctest"
+            setup = [
+                f"mkdir -p {BUILD_DIR} && cmake -S . -B {BUILD_DIR} -G Ninja "
+                "-DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=ON",
+                f'cmake --build {BUILD_DIR} --parallel "$(nproc)"',
+            ]
+            test, per_test = _cmake(framework, False), _cmake(framework, True)
+            deps = ("CMakeLists.txt", "**/CMakeLists.txt", "cmake/*.cmake", "*.cmake")
+        elif build == "autotools":
+            framework, fmt, report_path = "automake", "automake", None
+            setup = [
+                "if [ ! -x configure ]; then autoreconf -fi; fi",
+                "./configure",
+                'make -j"$(nproc)"',
+            ]
+            test, per_test = _autotools(False), _autotools(True)
+            deps = ("configure.ac", "configure.in", "**/Makefile.am", "m4/*.m4")
+            notes.append("make check output is read as automake PASS:/FAIL: lines")
+        elif build == "meson":
+            fmt, framework = "junit:name", framework or "meson"
+            setup = [
+                "command -v meson >/dev/null || "
+                "(apt-get update && apt-get install -y --no-install-recommends meson)",
+                f"meson setup {BUILD_DIR}",
+                f"meson compile -C {BUILD_DIR}",
+            ]
+            test, per_test = _meson(False), _meson(True)
+            deps = ("meson.build", "**/meson.build", "meson_options.txt", "subprojects/*.wrap")
+        else:
+            build = "make"
+            targets = make_targets(repo)
+            setup = ['make -j"$(nproc)"']
+            test, fmt_override = _make(framework or "", targets, False)
+            per_test, _ = _make(framework or "", targets, True)
+            if fmt_override == "plain":
+                fmt, report_path, framework = "plain", None, framework or "make"
+                notes.append("no structured report: the make target's output is read as text")
+            else:
+                fmt = {"gtest": "junit:gtest", "catch2": "catch2-xml"}.get(
+                    framework or "", "doctest-xml"
+                )
+            deps = ("Makefile", "makefile", "GNUmakefile", "*.mk")
+        return Plan(
+            language=self.language,
+            image_family="cpp",
+            build_system=build,
+            test_framework=framework or "ctest",
+            setup_steps=tuple(setup),
+            test_command="\n".join(test),
+            report_format=fmt,
+            report_path=report_path,
+            per_test_command="\n".join(per_test),
+            env={"GTEST_COLOR": "no", "CLICOLOR": "0", "CTEST_OUTPUT_ON_FAILURE": "1"},
+            dependency_files=(*deps, "conanfile.txt", "conanfile.py", "vcpkg.json"),
+            notes=tuple(notes),
+        )
+
+
+@register("c")
+class CPlugin(NativePlugin):
+    language = Language.C
