@@ -423,9 +423,11 @@ def launch(
 @command
 def run(
     suite: Optional[str] = typer.Option(None, help="Debian suite of the images"),
+    samples_too: bool = typer.Option(True, "--samples/--no-samples",
+                                     help="also launch every bundled sample repository"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The main job on the embedded defaults: engine, base images, the language table."""
+    """The main job on the embedded defaults: engine, base images, the sample repositories."""
     from envs import engine, images
     from envs.models import Language
 
@@ -445,18 +447,62 @@ def run(
         versions = {k: v for k, v in r.versions.items() if wanted is None or k in wanted}
         rows.append({"language": lang.value, "image": p.tag, "size_bytes": r.size_bytes,
                      "versions": versions})
+    image_seconds = round(time.monotonic() - start, 1)
+    launched = _launch_samples(log, as_json) if samples_too else []
     seconds = round(time.monotonic() - start, 1)
+    failed = [x for x in launched if not x["ok"]]
     if as_json:
-        _emit_json({"seconds": seconds, "languages": rows})
-        return
-    table = Table(title=f"envfactory: nine-language toolchain images ({seconds}s)")
-    for col in ("language", "image", "toolchain", "size"):
-        table.add_column(col)
-    for row in rows:
-        table.add_row(row["language"], row["image"],
-                      ", ".join(f"{k} {v}" for k, v in row["versions"].items()),
-                      _human(row["size_bytes"]))
-    out.print(table)
+        _emit_json({"seconds": seconds, "languages": rows, "samples": launched})
+    else:
+        table = Table(title=f"envfactory: nine-language toolchain images ({image_seconds}s)")
+        for col in ("language", "image", "toolchain", "size"):
+            table.add_column(col)
+        for row in rows:
+            table.add_row(row["language"], row["image"],
+                          ", ".join(f"{k} {v}" for k, v in row["versions"].items()),
+                          _human(row["size_bytes"]))
+        out.print(table)
+        if launched:
+            table = Table(title=f"sample repositories launched ({seconds - image_seconds:.0f}s): "
+                          f"{len(launched) - len(failed)}/{len(launched)} built and tested")
+            for col in ("sample", "language", "build system", "framework", "built", "tests",
+                        "passed", "failed", "skipped", "as planted", "cache", "s"):
+                table.add_column(col)
+            for x in launched:
+                c = x["counts"]
+                table.add_row(x["sample"], x["language"], x["build_system"], x["framework"],
+                              "yes" if x["ok"] else f"no: {x['failure']}"[:50],
+                              str(c.get("total", 0)), str(c.get("passed", 0)),
+                              str(c.get("failed", 0) + c.get("error", 0)),
+                              str(c.get("skipped", 0)), "yes" if x["as_planted"] else "NO",
+                              "hit" if x["cache_hit"] else "built", f"{x['seconds']:.0f}")
+            out.print(table)
+    if failed or any(not x["as_planted"] for x in launched):
+        raise ValueError(f"{len(failed)} sample(s) did not build, "
+                         f"{sum(not x['as_planted'] for x in launched)} not as planted")
+
+
+def _launch_samples(log: Callable[[str], None], as_json: bool) -> list[dict[str, Any]]:
+    import tempfile
+
+    from data import samples
+    from repolaunch.build import launch as do_launch
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="envfactory-samples-") as tmp:
+        for name in samples.names():
+            sample = samples.get(name)
+            repo = samples.write(sample, Path(tmp))
+            with (err if as_json else out).status(f"launching sample {name} ..."):
+                r = do_launch(repo, log=log)
+            got = {t.test_id: t.status for t in r.results}
+            rows.append({"sample": name, "language": sample.language.value,
+                         "build_system": r.detection.build_system,
+                         "framework": r.plan.test_framework, "ok": r.ok, "failure": r.failure,
+                         "counts": r.counts, "as_planted": got == sample.expected,
+                         "cache_hit": r.cache_hit, "seconds": r.seconds,
+                         "image": r.env.image if r.env else None})
+    return rows
 
 
 def main() -> None:

@@ -157,11 +157,19 @@ def dependency_files(root: Path, globs: tuple[str, ...]) -> list[str]:
     return out
 
 
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+
+
 def fingerprint(root: Path, plan: Plan, base_tag: str) -> str:
-    """What decides the env image: the base image, the plan, the dependency files' contents."""
+    """What decides the env image: the base image, the plan, the dependency files' contents.
+
+    The time machine's date is left out: commits with the same dependency files share one
+    env image, resolved as of the first of them that was built (SWE-bench's env image per
+    version, too); the date it was resolved at is recorded with the environment.
+    """
     h = hashlib.sha256()
     h.update(base_tag.encode())
-    h.update(plan.model_dump_json(exclude={"notes"}).encode())
+    h.update(_DATE.sub("<date>", plan.model_dump_json(exclude={"notes"})).encode())
     for rel in dependency_files(root, plan.dependency_files):
         h.update(b"\0" + rel.encode() + b"\0" + hashlib.sha256((root / rel).read_bytes()).digest())
     return h.hexdigest()
@@ -358,13 +366,16 @@ def _resolved_versions(sb: Sandbox) -> dict[str, str]:
     res = sb.exec("cat /opt/envfactory/resolved.txt 2>/dev/null | head -2000", timeout=30)
     out: dict[str, str] = {}
     for line in res.stdout.splitlines():
+        line = line.strip()
+        if line.startswith("#"):
+            if "as of" in line:
+                out["#resolved-as-of"] = line.split("as of", 1)[1].strip()
+            continue
+        if " @ " in line:  # the project itself, or a direct URL: no version to pin
+            continue
         if "==" in line:
             k, _, v = line.partition("==")
             out[k.strip()] = v.strip()
-        elif "@" in line.strip("@"):
-            k, _, v = line.strip().rpartition("@")
-            if k:
-                out[k] = v
     return out
 
 

@@ -180,7 +180,7 @@ def _npm_time_machine(m, plan, phase, step):
       r"no matching distribution", "setup")
 def _uv_time_machine(m, plan, phase, step):
     if "--exclude-newer" in step:
-        yield Action("replace", re.sub(r"\s*--exclude-newer[= ]\S+", "", step),
+        yield Action("replace", re.sub(r"\s*--exclude-newer(?:-package)?[= ]\S+", "", step),
                      "nothing matches the dependencies as of the commit date")
 
 

@@ -5,18 +5,22 @@ FAIL_TO_PASS failing before its fix and passing after."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
 from data import samples
 from data.samples import Commit, SampleRepo
-from envs.models import Language
+from envs.models import Language, TestStatus
 from repolaunch import languages
 from repolaunch.detect import Detection
 from repolaunch.languages import java
 from tests.repolaunch.conftest import statuses
 
 JAVA_SAMPLES = [s.name for s in samples.all_samples(Language.JAVA)]
+# every planted task that is no decoy: (sample, commit index)
+REAL_TASKS = [(s.name, p.commit) for s in samples.all_samples(Language.JAVA)
+              for p in s.planted if p.decoy is None]
 
 
 def _det(sample: SampleRepo) -> Detection:
@@ -113,9 +117,10 @@ def test_sample_head_matches_expected(name, plan_runner):
 @pytest.mark.docker
 @pytest.mark.network
 @pytest.mark.slow
-def test_planted_fix_fails_before_and_passes_after(plan_runner):
-    sample = samples.get("java-roman")
-    task = next(p for p in sample.planted if p.decoy is None)
+@pytest.mark.parametrize("name,index", REAL_TASKS)
+def test_planted_fix_fails_before_and_passes_after(name, index, plan_runner):
+    sample = samples.get(name)
+    task = next(p for p in sample.planted if p.commit == index)
     before, after = before_and_after(sample, task.commit)
     got_before = statuses(plan_runner(before).report)
     got_after = statuses(plan_runner(after).report)
@@ -125,3 +130,36 @@ def test_planted_fix_fails_before_and_passes_after(plan_runner):
     for test_id in task.pass_to_pass:
         assert got_before.get(test_id) == got_after.get(test_id) == "PASSED"
     assert set(got_after) == set(task.fail_to_pass) | set(task.pass_to_pass)
+
+
+def test_maven_without_surefire_gets_a_junit5_capable_one(tmp_path):
+    repo = samples.write(samples.get("java-money"), tmp_path)
+    assert not java.default_surefire_too_old(repo)  # the sample pins Surefire 3.0.0-M5
+    pom = (repo / "pom.xml").read_text()
+    (repo / "pom.xml").write_text(re.sub(r"\s*<build>.*</build>", "", pom, flags=re.S))
+    assert java.default_surefire_too_old(repo)
+    plan = java.JavaPlugin().plan(repo, Detection(primary=Language.JAVA))
+    assert java.SUREFIRE in plan.setup_steps[0] and java.SUREFIRE in plan.test_command
+    assert "clean test-compile" in plan.test_command
+
+
+@pytest.mark.parametrize("name", [s.name for s in samples.all_samples(Language.JAVA)])
+def test_sample_history(name):
+    """A real history: >= 4 commits, dates rising over more than one year, every issue a
+    commit message references described, every real task with a FAIL_TO_PASS."""
+    sample = samples.get(name)
+    dates = [c.date for c in sample.commits]
+    assert len(dates) >= 4 and dates == sorted(dates) and dates[0][:4] < dates[-1][:4]
+    described = {i.number for i in sample.issues}
+    for planted in sample.planted:
+        assert 0 < planted.commit < len(sample.commits)
+        assert set(planted.issues) <= described
+        if planted.decoy is None:
+            assert planted.fail_to_pass and set(planted.fail_to_pass).isdisjoint(
+                planted.pass_to_pass)
+    for index, commit in enumerate(sample.commits):
+        refs = {int(n) for n in re.findall(r"Fixes #(\d+)", commit.message)}
+        planted = [p for p in sample.planted if p.commit == index]
+        assert refs == (set(planted[0].issues) if planted else set()), commit.message
+    statuses_at_head = set(sample.expected.values())
+    assert {TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED} <= statuses_at_head

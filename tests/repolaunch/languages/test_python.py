@@ -5,6 +5,7 @@ FAIL_TO_PASS failing before its fix and passing after, and the time machine."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -17,6 +18,9 @@ from repolaunch.languages import python as py
 from tests.repolaunch.conftest import statuses
 
 PY_SAMPLES = [s.name for s in samples.all_samples(Language.PYTHON)]
+# every planted task that is no decoy: (sample, commit index)
+REAL_TASKS = [(s.name, p.commit) for s in samples.all_samples(Language.PYTHON)
+              for p in s.planted if p.decoy is None]
 
 
 def _det(sample: SampleRepo) -> Detection:
@@ -105,6 +109,12 @@ def test_time_machine_switch(tmp_path, monkeypatch):
     assert any("time machine off" in n for n in off.notes)
 
 
+def test_parse_resolved():
+    text = ("# resolved as of 2021-11-02T10:20:00Z\nattrs==21.2.0\nPackaging==21.2\n"
+            "verlib @ file:///testbed\n-e file:///testbed\nUsing Python 3.11.2 environment\n")
+    assert py.parse_resolved(text) == {"attrs": "21.2.0", "packaging": "21.2"}
+
+
 def test_build_system_fallbacks(tmp_path):
     (tmp_path / "requirements-dev.txt").write_text("pytest\n")
     (tmp_path / "requirements.txt").write_text("attrs\n")
@@ -150,9 +160,10 @@ def test_sample_head_matches_expected(name, plan_runner):
 @pytest.mark.docker
 @pytest.mark.network
 @pytest.mark.slow
-def test_planted_fix_fails_before_and_passes_after(plan_runner):
-    sample = samples.get("py-textkit")
-    task = next(p for p in sample.planted if p.decoy is None)
+@pytest.mark.parametrize("name,index", REAL_TASKS)
+def test_planted_fix_fails_before_and_passes_after(name, index, plan_runner):
+    sample = samples.get(name)
+    task = next(p for p in sample.planted if p.commit == index)
     before, after = before_and_after(sample, task.commit)
     got_before = statuses(plan_runner(before).report)
     got_after = statuses(plan_runner(after).report)
@@ -173,16 +184,38 @@ def test_time_machine_old_commit_needs_the_world_of_its_day(plan_runner, monkeyp
     sample = samples.get("py-verlib")
     with_tm = plan_runner(sample)
     assert statuses(with_tm.report) == {k: v.value for k, v in sample.expected.items()}
-    freeze = with_tm.setup[-1].output
-    assert "packaging==21." in freeze, freeze
+    resolved = py.parse_resolved(with_tm.setup[-1].output)
+    assert resolved["packaging"].startswith("21."), resolved
+    assert "verlib" not in resolved  # the project itself is not a resolved dependency
 
     monkeypatch.setenv(py.TIME_MACHINE_ENV, "0")
     without = plan_runner(dataclasses.replace(sample, name="py-verlib-latest"))
-    freeze = without.setup[-1].output
-    version = next(line for line in freeze.splitlines() if line.startswith("packaging=="))
-    assert int(version.split("==")[1].split(".")[0]) >= 22, freeze
+    resolved = py.parse_resolved(without.setup[-1].output)
+    assert int(resolved["packaging"].split(".")[0]) >= 22, resolved
     got = statuses(without.report)
     passed_with_tm = [t for t, s in sample.expected.items() if s is TestStatus.PASSED]
     assert not any(got.get(t) == "PASSED" for t in passed_with_tm), got
     assert any(s in ("FAILED", "ERROR") for s in got.values()), got
     assert without.test.exit_code != 0
+
+
+@pytest.mark.parametrize("name", [s.name for s in samples.all_samples(Language.PYTHON)])
+def test_sample_history(name):
+    """A real history: >= 4 commits, dates rising over more than one year, every issue a
+    commit message references described, every real task with a FAIL_TO_PASS."""
+    sample = samples.get(name)
+    dates = [c.date for c in sample.commits]
+    assert len(dates) >= 4 and dates == sorted(dates) and dates[0][:4] < dates[-1][:4]
+    described = {i.number for i in sample.issues}
+    for planted in sample.planted:
+        assert 0 < planted.commit < len(sample.commits)
+        assert set(planted.issues) <= described
+        if planted.decoy is None:
+            assert planted.fail_to_pass and set(planted.fail_to_pass).isdisjoint(
+                planted.pass_to_pass)
+    for index, commit in enumerate(sample.commits):
+        refs = {int(n) for n in re.findall(r"Fixes #(\d+)", commit.message)}
+        planted = [p for p in sample.planted if p.commit == index]
+        assert refs == (set(planted[0].issues) if planted else set()), commit.message
+    statuses_at_head = set(sample.expected.values())
+    assert {TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED} <= statuses_at_head

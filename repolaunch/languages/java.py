@@ -1,0 +1,201 @@
+"""Java: Maven (pom.xml), Gradle (a wrapper or gradle on PATH), or plain javac + JUnit.
+
+Every test command rebuilds from the checkout (`clean` for the build tools, a fresh class
+folder outside the checkout for javac), since an instance at another commit is the env
+image plus `git checkout -f <sha> && git clean -fd`, which keeps git-ignored build output.
+Reports are JUnit XML (Surefire's, Gradle's or the JUnit console launcher's), all of them
+concatenated into one file, read as `junit:java`: ids are `package.Class#method`.
+
+- Maven: setup runs `mvn clean test` once with the network (failing tests ignored) so every
+  plugin and provider is in ~/.m2; tests then run offline (`-o`).
+- Gradle: `./gradlew` (or `gradle`) `test`, offline at test time. No Gradle ships in the
+  Java image, so a build without a wrapper needs one installed first.
+- Plain javac: JUnit comes from Maven Central at setup into /opt/envfactory/lib — the
+  JUnit Platform console launcher (Jupiter and Vintage engines), plus JUnit 4 and Hamcrest
+  when the tests use JUnit 4 — checked against Central's SHA-1 files. Every `*.java` file
+  compiles into one class folder with `lib/*.jar`; the launcher scans it.
+
+Versions are pinned by the build files themselves (Maven's fixed versions), so there is no
+date to resolve as of.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from envs.models import Language
+from repolaunch.detect import Detection
+from repolaunch.languages import Plan, register
+
+REPORT = "/tmp/envfactory/junit.xml"
+LIB = "/opt/envfactory/lib"
+BUILD = "/tmp/envfactory/java"
+CENTRAL = "https://repo.maven.apache.org/maven2"
+CONSOLE_VERSION = "1.10.2"
+CONSOLE_JAR = f"junit-platform-console-standalone-{CONSOLE_VERSION}.jar"
+JUNIT4 = (("junit", "junit", "4.13.2"), ("org.hamcrest", "hamcrest-core", "1.3"))
+CONSOLE = (("org.junit.platform", "junit-platform-console-standalone", CONSOLE_VERSION),)
+# Maven 3.8's super POM binds Surefire 2.12.4, which finds no JUnit 5 tests; a pom that
+# pins no Surefire (and has no parent that might) gets this one run explicitly.
+SUREFIRE = "org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test"
+
+_SKIP_DIRS = {".git", "target", "build", "out", "node_modules", ".gradle"}
+_JUNIT5 = re.compile(r"^\s*import\s+(static\s+)?org\.junit\.jupiter\.", re.M)
+_JUNIT4 = re.compile(r"^\s*import\s+(static\s+)?(org\.junit\.(?!jupiter|platform)|junit\.)", re.M)
+# "found a <failure> or <error>" in a JUnit report: the exit code a runner told to ignore
+# test failures should still have given
+_FAILED = "grep -qE '<(failure|error)[ >/]'"
+
+
+def java_files(repo: Path) -> list[Path]:
+    out = []
+    for path in repo.rglob("*.java"):
+        if not _SKIP_DIRS.intersection(path.relative_to(repo).parts[:-1]):
+            out.append(path)
+    return sorted(out)
+
+
+def junit_flavors(repo: Path) -> set[str]:
+    """{"junit5", "junit4"}: which JUnit APIs the sources import."""
+    found: set[str] = set()
+    for path in java_files(repo):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if _JUNIT5.search(text):
+            found.add("junit5")
+        if _JUNIT4.search(text):
+            found.add("junit4")
+    return found
+
+
+def build_system(repo: Path) -> str:
+    if (repo / "pom.xml").is_file():
+        return "maven"
+    if any((repo / f).is_file() for f in ("build.gradle", "build.gradle.kts", "gradlew",
+                                           "settings.gradle", "settings.gradle.kts")):
+        return "gradle"
+    return "javac"
+
+
+def _finish(run: str, where: str) -> str:
+    """Run, then concatenate the TEST-*.xml reports `find {where}` lists into REPORT; the
+    exit code is the run's, or 1 when it said 0 but a report holds a failure."""
+    return (f"mkdir -p /tmp/envfactory && rm -f {REPORT}; {run}; rc=$?;"
+            f" find {where} -name 'TEST-*.xml' -exec cat {{}} + > {REPORT} 2>/dev/null;"
+            f" if [ $rc -eq 0 ] && {_FAILED} {REPORT}; then rc=1; fi; exit $rc")
+
+
+def _fetch(coords: tuple[tuple[str, str, str], ...]) -> str:
+    parts = [f"mkdir -p {LIB}", f"cd {LIB}"]
+    for group, artifact, version in coords:
+        jar = f"{artifact}-{version}.jar"
+        url = f"{CENTRAL}/{group.replace('.', '/')}/{artifact}/{version}/{jar}"
+        parts.append(f"curl -fsSL --retry 3 -o {jar} {url}")
+        parts.append(f'echo "$(curl -fsSL --retry 3 {url}.sha1 | cut -c1-40)  {jar}" | sha1sum -c -')
+    return " && ".join(parts)
+
+
+def default_surefire_too_old(repo: Path) -> bool:
+    """Does the pom leave Surefire to Maven's default while its tests use JUnit 5?"""
+    poms = [repo / "pom.xml", *repo.glob("*/pom.xml")]
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in poms
+                     if p.is_file())
+    return ("maven-surefire-plugin" not in text and "<parent>" not in text
+            and "junit5" in junit_flavors(repo))
+
+
+def _maven(repo: Path, detection: Detection) -> dict:
+    flags = "-B -ntp -Dstyle.color=never"
+    goals = "clean test"
+    notes = ["Maven: dependencies and plugins resolved at setup, tests offline (-o)"]
+    if default_surefire_too_old(repo):
+        goals = f"clean test-compile {SUREFIRE}"
+        notes.append(f"no Surefire in the pom and JUnit 5 tests: {SUREFIRE.rsplit(':', 1)[0]}")
+    run = f"mvn {flags} -o -Dmaven.test.failure.ignore=true {goals}"
+    per_test = (f'T=""; for t in {{tests}}; do T="$T,$t"; done;'
+                f' mvn {flags} -o -Dmaven.test.failure.ignore=true'
+                f' -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false'
+                f' -Dtest="${{T#,}}" {goals}')
+    where = ". -path '*/target/surefire-reports/*'"
+    return dict(
+        build_system="maven",
+        setup_steps=(f"mvn {flags} -Dmaven.test.failure.ignore=true {goals}",),
+        test_command=_finish(run, where),
+        per_test_command=_finish(per_test, where),
+        dependency_files=("pom.xml", "**/pom.xml", ".mvn/**"),
+        notes=tuple(notes),
+    )
+
+
+def _gradle(repo: Path, detection: Detection) -> dict:
+    tool = "./gradlew" if (repo / "gradlew").is_file() else "gradle"
+    flags = "--no-daemon --console=plain"
+    where = ". -path '*/build/test-results/*'"
+    run = f"{tool} {flags} --offline clean test --continue"
+    per_test = (f'T=""; for t in {{tests}}; do T="$T --tests $(echo "$t" | tr "#" ".")"; done;'
+                f" {tool} {flags} --offline clean test --continue $T")
+    return dict(
+        build_system="gradle",
+        setup_steps=(f"{tool} {flags} testClasses",),
+        test_command=_finish(run, where),
+        per_test_command=_finish(per_test, where),
+        dependency_files=("build.gradle", "build.gradle.kts", "settings.gradle",
+                          "settings.gradle.kts", "gradle.properties", "gradle/**",
+                          "**/build.gradle", "**/build.gradle.kts"),
+        notes=(f"Gradle via {tool}; the Java image has no Gradle of its own",),
+    )
+
+
+def _javac(repo: Path, detection: Detection) -> dict:
+    flavors = junit_flavors(repo)
+    coords = CONSOLE + (JUNIT4 if "junit4" in flavors else ())
+    classes = f"{BUILD}/classes"
+    compile_ = (
+        f"rm -rf {BUILD} && mkdir -p {classes} {BUILD}/reports /tmp/envfactory"
+        f" && find . -name '*.java' -not -path './.git/*' -not -path '*/target/*'"
+        f" -not -path '*/build/*' > {BUILD}/sources.txt"
+        f' && CP="$(ls {LIB}/*.jar lib/*.jar libs/*.jar 2>/dev/null | paste -sd: -)"'
+        " && for d in src/main/resources src/test/resources resources test-resources; do"
+        ' if [ -d "$d" ]; then CP="$CP:$PWD/$d"; fi; done'
+        f' && javac -nowarn -encoding UTF-8 -d {classes} -cp "$CP" @{BUILD}/sources.txt'
+    )
+    launch = (f'java -jar {LIB}/{CONSOLE_JAR} execute --disable-banner --details=summary'
+              f' --class-path "{classes}:$CP" --reports-dir {BUILD}/reports')
+    run = f"{compile_} && {launch} --scan-class-path"
+    per_test = (f'{compile_} && SEL=""; for t in {{tests}}; do SEL="$SEL --select-method=$t"; done;'
+                f" {launch} $SEL")
+    where = f"{BUILD}/reports"
+    return dict(
+        build_system="javac",
+        setup_steps=(_fetch(coords),),
+        test_command=_finish(run, where),
+        per_test_command=_finish(per_test, where),
+        dependency_files=("lib/*.jar", "libs/*.jar"),
+        notes=(f"plain javac; JUnit console launcher {CONSOLE_VERSION}"
+               + (" with JUnit 4 (vintage engine)" if "junit4" in flavors else ""),),
+    )
+
+
+@register("java")
+class JavaPlugin:
+    language = Language.JAVA
+
+    def plan(self, repo: Path, detection: Detection) -> Plan:
+        repo = Path(repo)
+        system = build_system(repo)
+        parts = {"maven": _maven, "gradle": _gradle, "javac": _javac}[system](repo, detection)
+        flavors = junit_flavors(repo)
+        framework = detection.test_framework or (
+            "junit5" if "junit5" in flavors else "junit4" if "junit4" in flavors else "junit5")
+        return Plan(
+            language=Language.JAVA,
+            image_family="java",
+            test_framework=framework,
+            report_format="junit:java",
+            report_path=REPORT,
+            env={"MAVEN_OPTS": "-Xmx1g"},
+            **parts,
+        )
