@@ -21,8 +21,11 @@ class InstanceError(SandboxError):
 
 def checkout_script(commit: str) -> str:
     c = shlex.quote(commit)
+    # Refreshing the index first keeps git from rewriting files whose stat data changed
+    # in the image layers (a rewrite makes build tools rebuild everything).
     return (f"git cat-file -e {c}^{{commit}} 2>/dev/null || "
             f"{{ echo 'commit {commit} is not in the env image' >&2; exit 3; }}; "
+            f"git update-index -q --refresh >/dev/null 2>&1; "
             f"git -c advice.detachedHead=false checkout -qf {c} && git clean -fdq")
 
 

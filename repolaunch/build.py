@@ -257,17 +257,25 @@ def launch(source: str | Path, *, commit: str | None = None, suite: str | None =
         detection = detect(root)
         plan = make_plan(root, detection)
         tried_suites: list[str] = []
+        earlier: list[Attempt] = []  # transcripts of the suites tried before, kept
+        first_cause = ""
         suite_now = suite or get_settings().debian_suite
         while True:
             result = _launch_in_suite(name, root, sha, detection, plan, suite_now, max_steps,
                                       rebuild, run_tests, log)
+            result.transcript = _renumber(earlier + result.transcript)
             if result.failure and result.failure.startswith("suite:"):
                 new_suite = result.failure.split(":", 1)[1]
                 tried_suites.append(suite_now)
+                fails = [a for a in result.transcript if a.exit_code != 0]
+                first_cause = first_cause or (dx.signature(fails[-1].output_tail) if fails
+                                              else "")
                 if new_suite in tried_suites:
-                    result.failure = f"no Debian suite fits (tried {', '.join(tried_suites)})"
+                    result.failure = (f"no Debian suite fits (tried {', '.join(tried_suites)})"
+                                      + (f": {first_cause}" if first_cause else ""))
                     break
                 log(f"switching to Debian {new_suite} (toolchain of another era)")
+                earlier = result.transcript
                 suite_now = new_suite
                 continue
             break
@@ -314,8 +322,12 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
     result.results = results
     result.counts = _counts(results)
     result.failure = failure
-    result.ok = failure is None and bool(results)
+    result.ok = failure is None and any(r.status is TestStatus.PASSED for r in results)
     return result
+
+
+def _renumber(attempts: list[Attempt]) -> list[Attempt]:
+    return [a.model_copy(update={"step": i}) for i, a in enumerate(attempts, 1)]
 
 
 def _spec_path(tag: str) -> Path:
@@ -340,6 +352,8 @@ def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
                     return None, why if why.startswith("suite:") else \
                         f"setup failed: {step[:80]}: {why}"
         resolved = _resolved_versions(sb)
+        # Fresh stat data in the index, so an instance's checkout rewrites no file.
+        sb.exec("git update-index -q --refresh >/dev/null 2>&1; true", timeout=300)
         env = EnvSpec(
             name=f"{b.name}@{fp[:12]}", language=b.plan.language, base_image=base,
             setup_steps=tuple(b.replaced.get(st, st) for st in b.plan.setup_steps)
@@ -404,14 +418,17 @@ def _run_tests(b: _Builder, env: EnvSpec
         except reports.ReportParseError as exc:
             results, why = [], f"report unreadable: {exc}"
         actions = dx.diagnose(res.output, plan=b.plan, phase="test", tried=b.tried)
-        # A run with results is done unless it failed for a cure we know (a test module
-        # missing a package); with no results, any cure is worth a try.
-        if results and not any(a.kind == "shell" and "pip install" in a.value
+        # A run where something passed is done unless it failed for a cure we know (a test
+        # module missing a package); a run where nothing passed is worth any cure.
+        healthy = any(r.status is TestStatus.PASSED for r in results)
+        if healthy and not any(a.kind == "shell" and "pip install" in a.value
                                for a in actions):
             return results, None, spec
         if not actions or b.actions_used >= b.max_steps:
-            if results:
+            if healthy:
                 return results, None, spec
+            if results:
+                return results, f"no test passed: {dx.signature(res.output)}", spec
             return [], f"{why}: {dx.signature(res.output)}", spec
         action = actions[0]
         b.tried.add(action.key)

@@ -143,8 +143,8 @@ def _java_version(m, plan, phase, step):
     yield Action("suite", "trixie", "the repository wants a newer JDK (21)")
 
 
-@rule(r"The engine \"node\" is incompatible|Unsupported engine|requires Node(?:\.js)? (?:version )?"
-      r">=? ?(\d+)|SyntaxError: Unexpected token '(?:\?\?=|\|\|=|&&=|#)'")
+@rule(r"npm ERR! code EBADENGINE|The engine \"node\" is incompatible|"
+      r"SyntaxError: Unexpected token '(?:\?\?=|\|\|=|&&=|#)'")
 def _node_version(m, plan, phase, step):
     yield Action("suite", "trixie", "the repository wants a newer Node.js (20)")
 
@@ -184,6 +184,34 @@ def _uv_time_machine(m, plan, phase, step):
                      "nothing matches the dependencies as of the commit date")
 
 
+@rule(r"Detected Maven Version: \S+ is not in the allowed range|"
+      r"requires Maven version|Maven \d[\d.]* or (?:newer|later) is required", "setup,test")
+def _maven_version(m, plan, phase, step):
+    yield Action("suite", "trixie", "the project wants a newer Maven (3.9)")
+
+
+@rule(r"No tests found in class|PHPUnit\\Framework\\Attributes", "test")
+def _phpunit_version(m, plan, phase, step):
+    if plan.language.value == "php":
+        yield Action("suite", "trixie", "the tests want a newer PHPUnit (11)")
+
+
+# Ruby gems the registry cannot give are often packaged by Debian as ruby-<name>.
+RUBY_DEBS = {"pry": "pry", "rake": "rake", "rspec": "ruby-rspec", "byebug": "ruby-byebug",
+             "simplecov": "ruby-simplecov", "rack/test": "ruby-rack-test",
+             "active_support": "ruby-activesupport", "activesupport": "ruby-activesupport"}
+
+
+@rule(r"cannot load such file -- ([\w/.-]+) \(LoadError\)")
+def _ruby_load_error(m, plan, phase, step):
+    if plan.language.value != "ruby":
+        return
+    lib = m.group(1)
+    top = lib.split("/")[0]
+    pkg = RUBY_DEBS.get(lib) or RUBY_DEBS.get(top) or f"ruby-{top.replace('_', '-')}"
+    yield _apt(pkg, f"missing Ruby library {lib}")
+
+
 def diagnose(output: str, *, plan: Plan, phase: str, tried: set[str] = frozenset(),
              step: str = "") -> list[Action]:
     """Candidate actions for a failure of `step`, most specific first, none already tried."""
@@ -201,12 +229,22 @@ def diagnose(output: str, *, plan: Plan, phase: str, tried: set[str] = frozenset
     return out
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[\d+m")
+_SIGNATURES = (
+    r"fatal error: .*", r"No module named '[^']+'", r"cannot find -l\S+",
+    r"cannot load such file -- \S+", r"PHP Fatal error: .*", r"Fatal error: .*",
+    r"\[ERROR\] (?:Rule \d+:.*|Detected .*|Failed to execute goal .*)",
+    r"npm ERR! code \S+(?:\nnpm ERR! .*)?", r"Exception in thread \"main\" .*",
+    r"\S+: (?:command )?not found", r"error: .*", r"Error: .*", r"ERROR: .*", r"FAILED.*",
+)
+
+
 def signature(output: str) -> str:
     """A one-line name for what went wrong, for transcripts and reports."""
-    for pattern in (r"fatal error: .*", r"No module named '[^']+'", r"cannot find -l\S+",
-                    r"\S+: (?:command )?not found", r"error: .*", r"Error: .*", r"FAILED.*"):
-        m = re.search(pattern, output[-200_000:])
+    text = _ANSI.sub("", output[-200_000:])
+    for pattern in _SIGNATURES:
+        m = re.search(pattern, text)
         if m:
-            return m.group(0)[:200]
-    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+            return " ".join(m.group(0).split())[:200]
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1][:200] if lines else "no output"

@@ -51,6 +51,8 @@ _WORD = {
 _PREFIX = re.compile(
     r"^\s*\[?(PASS(?:ED)?|FAIL(?:ED)?|SKIP(?:PED)?|ERROR|XFAIL|not ok|ok)\]?:?\s+(\S.*)$"
 )
+_COUNTER = re.compile(r"^\d+(?:\s*(?:/\s*\d+|tests?|checks?|assertions?|cases?|%|of \d+))*\s*$",
+                      re.IGNORECASE)
 _UNITTEST = re.compile(
     r"^(?P<id>\S.*?) \.\.\. (?P<st>ok|FAIL|ERROR|skipped\b.*|expected failure|unexpected success)$"
 )
@@ -78,4 +80,6 @@ def parse_plain(text: str, ctx: ParseContext) -> None:
             word, name = m.groups()
             if word.lower() in ("ok", "not ok") and re.match(r"\d+\b", name):
                 continue  # a numbered TAP line: use the tap format for those
+            if _COUNTER.match(name):
+                continue  # a summary ("PASSED: 16", "FAILED: 0 tests"), not a test
             ctx.add(name, _WORD[word.lower()])

@@ -66,3 +66,11 @@ def test_plain_lines():
         "test_xf (lookup.tests.LookupTests)": X,
         "test_lucky (lookup.tests.LookupTests)": F,
     }
+
+
+def test_summary_counters_are_not_tests():
+    from envs.reports import parse
+
+    text = "PASS: test_a\nFAIL: test_b\nPASSED: 16\nFAILED: 0\nPASS: 3 tests\n"
+    ids = [r.test_id for r in parse("plain", text).results]
+    assert ids == ["test_a", "test_b"]
