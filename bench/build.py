@@ -73,14 +73,14 @@ def main() -> None:
     for r in rows:
         disk = r["instance_disk_bytes"]
         table.add_row(r["sample"], "yes" if r["ok"] else "no", f"{r['cold_s']:.1f}",
-                      f"{r['warm_s']:.2f}", "-" if disk is None else f"{disk / 2**20:.2f} MiB",
+                      f"{r['warm_s']:.2f}", "-" if disk is None else f"{disk / 1024:.1f} KiB",
                       (r["failure"] or "")[:60])
     console = Console(width=160)
     console.print(table)
     console.print(f"cold: median {summary['cold_median_s']} s, max {summary['cold_max_s']} s; "
                   f"warm: median {summary['warm_median_s']} s, max {summary['warm_max_s']} s; "
                   f"an extra instance adds at most "
-                  f"{summary['instance_disk_max_bytes'] / 2**20:.2f} MiB")
+                  f"{summary['instance_disk_max_bytes'] / 1024:.1f} KiB")
 
 
 if __name__ == "__main__":
