@@ -1,0 +1,157 @@
+"""SWE-bench-style import: reading the instance forms, finding repositories under both
+layouts (a clone and a bare mirror), one-line errors that do not stop the run, and — with
+Docker — envfactory's own FAIL_TO_PASS agreeing with a sample's planted one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from data import samples
+from repolaunch.importer import agreement, import_instances, read_instances
+from repolaunch.mine import mine
+
+
+def planted_rows(sample: samples.SampleRepo, repo: Path, full_name: str) -> list[dict]:
+    """SWE-bench rows for the sample's planted real tasks, from the local miner's candidates."""
+    shas = samples.commit_shas(repo)
+    cands = {c.base_commit: c for c in mine(repo).candidates}
+    rows = []
+    for p in sample.planted:
+        if p.decoy is not None:
+            continue
+        c = cands[shas[p.commit - 1]]
+        row = c.to_swebench() | {"repo": full_name,
+                                 "instance_id": f"{full_name.replace('/', '__')}-{c.pr_number}"}
+        row["FAIL_TO_PASS"] = json.dumps(list(p.fail_to_pass))
+        row["PASS_TO_PASS"] = json.dumps(list(p.pass_to_pass))
+        rows.append(row)
+    return rows
+
+
+def write_jsonl(path: Path, rows: list) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture()
+def layout(tmp_path: Path):
+    """py-textkit as a clone at repos/acme/textkit and a bare mirror at repos/zed__textkit.git."""
+    sample = samples.get("py-textkit")
+    src = samples.write(sample, tmp_path / "src")
+    repos = tmp_path / "repos"
+    (repos / "acme").mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", str(src), str(repos / "acme" / "textkit")], check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(src), str(repos / "zed__textkit.git")],
+                   check=True)
+    return SimpleNamespace(sample=sample, src=src, repos=repos)
+
+
+def test_reads_json_string_and_list_forms(tmp_path: Path) -> None:
+    base = {"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40,
+            "version": "1.0", "environment_setup_commit": "x", "image": "ignored",
+            "eval_script": "ignored", "difficulty": "<15 min fix"}
+    path = write_jsonl(tmp_path / "i.jsonl", [
+        base | {"FAIL_TO_PASS": '["t1", "t2"]', "PASS_TO_PASS": "[]"},
+        base | {"instance_id": "a__b-2", "FAIL_TO_PASS": ["t1"], "PASS_TO_PASS": ["t3"]},
+        "{not json",
+        {"instance_id": "a__b-3", "repo": "a/b"},
+    ])
+    rows = list(read_instances(path))
+    assert rows[0][1].FAIL_TO_PASS == ["t1", "t2"] and rows[0][1].PASS_TO_PASS == []
+    assert rows[1][1].FAIL_TO_PASS == ["t1"] and rows[1][1].PASS_TO_PASS == ["t3"]
+    assert rows[2][0] == "line 3" and rows[2][1].startswith("not JSON")
+    assert rows[3][0] == "a__b-3" and "base_commit" in rows[3][1]
+    arr = tmp_path / "i.json"
+    arr.write_text(json.dumps([base | {"FAIL_TO_PASS": '["t"]'}]))
+    assert next(read_instances(arr))[1].FAIL_TO_PASS == ["t"]
+
+
+def test_agreement_relations() -> None:
+    assert agreement(["a"], ["a"]).relation == "exact"
+    assert agreement([], []).relation == "exact"
+    assert agreement(["a"], ["a", "b"]).relation == "subset"
+    assert agreement(["a", "b"], ["a"]).relation == "superset"
+    assert agreement(["a", "c"], ["a", "b"]).model_dump() == {
+        "relation": "overlap", "ours": 2, "theirs": 2, "both": 1,
+        "only_ours": ["c"], "only_theirs": ["b"]}
+    assert agreement(["c"], ["b"]).relation == "disjoint"
+
+
+def test_finds_repos_under_both_layouts_and_reports_missing_ones(layout, tmp_path: Path) -> None:
+    rows = planted_rows(layout.sample, layout.src, "acme/textkit")[:1]
+    mirror_row = rows[0] | {"repo": "zed/textkit", "instance_id": "zed__textkit-3"}
+    missing = rows[0] | {"repo": "nobody/absent", "instance_id": "nobody__absent-3"}
+    bad_commit = rows[0] | {"instance_id": "acme__textkit-x", "base_commit": "f" * 40}
+    path = write_jsonl(tmp_path / "i.jsonl", [rows[0], mirror_row, missing, bad_commit])
+    lines: list[str] = []
+    report = import_instances(path, repos=layout.repos, build=False,
+                              clone_base=(tmp_path / "nowhere").as_uri(),
+                              cache=tmp_path / "cache", log=lines.append)
+    by = {r.instance_id: r for r in report.instances}
+    assert by["acme__textkit-3"].status == "found"
+    assert by["acme__textkit-3"].repo_path == str(layout.repos / "acme" / "textkit")
+    assert by["zed__textkit-3"].status == "found"
+    assert by["zed__textkit-3"].repo_path == str(layout.repos / "zed__textkit.git")
+    err = by["nobody__absent-3"]
+    assert err.status == "error" and "\n" not in err.error
+    assert err.error.startswith(f"not under {layout.repos}; clone of ")
+    assert "base commit ffffffffffff is not in" in by["acme__textkit-x"].error
+    assert report.summary()["found"] == 2 and report.summary()["error"] == 2
+    assert any(line.startswith("nobody__absent-3: error: ") for line in lines)
+
+
+def test_without_repos_dir_it_clones_once_into_the_cache(layout, tmp_path: Path) -> None:
+    rows = planted_rows(layout.sample, layout.src, "acme/textkit")
+    path = write_jsonl(tmp_path / "i.jsonl", rows + rows)
+    remote = tmp_path / "remote"  # plays https://github.com: <base>/owner/name.git
+    subprocess.run(["git", "clone", "-q", "--bare", str(layout.src),
+                    str(remote / "acme" / "textkit.git")], check=True)
+    lines: list[str] = []
+    report = import_instances(path, build=False, clone_base=remote.as_uri(),
+                              cache=tmp_path / "cache", log=lines.append)
+    assert sum(line.startswith("cloning ") for line in lines) == 1
+    assert [r.status for r in report.instances] == ["found"] * 2 * len(rows)
+    assert {r.repo_path for r in report.instances} == {str(tmp_path / "cache" / "acme__textkit.git")}
+
+
+def test_agreement_is_reported_from_the_validator(layout, tmp_path: Path) -> None:
+    """The flow with stand-ins for launch and validate: what they get, what is reported."""
+    rows = planted_rows(layout.sample, layout.src, "acme/textkit")
+    f2p = json.loads(rows[0]["FAIL_TO_PASS"])
+    rows.append(rows[0] | {"instance_id": "acme__textkit-3b",
+                           "FAIL_TO_PASS": json.dumps([*f2p, "tests/x.py::extra"])})
+    path = write_jsonl(tmp_path / "i.jsonl", rows)
+    seen: list = []
+
+    def launcher(repo, commit, log, reg):
+        seen.append(("launch", Path(repo).name, commit))
+        return SimpleNamespace(image="img"), "", "img"
+
+    def validator(task, env, **kw):
+        seen.append(("validate", task.instance_id, task.FAIL_TO_PASS, task.env_spec))
+        return SimpleNamespace(verified=True, reason=None, fail_to_pass=f2p,
+                               pass_to_pass=json.loads(rows[0]["PASS_TO_PASS"]), task=task)
+
+    report = import_instances(path, repos=layout.repos, launcher=launcher, validator=validator)
+    assert [r.status for r in report.instances] == ["agree", "disagree"]
+    assert report.instances[1].fail_to_pass.relation == "subset"
+    assert report.instances[1].fail_to_pass.only_theirs == ["tests/x.py::extra"]
+    # the file's test lists are not handed to validation
+    assert all(s[2] == [] and s[3] is None for s in seen if s[0] == "validate")
+    assert ("launch", "textkit", rows[0]["base_commit"]) in seen
+
+
+@pytest.mark.docker
+def test_planted_task_agrees_with_envfactory(layout, tmp_path: Path, tmp_home, docker_engine) -> None:
+    rows = planted_rows(layout.sample, layout.src, "zed/textkit")
+    row = next(r for r in rows if r["instance_id"].endswith("-3"))
+    path = write_jsonl(tmp_path / "i.jsonl", [row])
+    report = import_instances(path, repos=layout.repos, log=print)
+    r = report.instances[0]
+    assert r.status == "agree", r.model_dump()
+    assert r.fail_to_pass.relation == "exact" and r.pass_to_pass.relation == "exact"
