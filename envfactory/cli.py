@@ -33,6 +33,16 @@ app = typer.Typer(
 images_app = typer.Typer(help="Base and language toolchain images.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
 
+
+def _mount_subapps() -> None:
+    # Each layer above envs may bring its own commands (ARCHITECTURE.md); merged at the top.
+    from repolaunch.cli import app as repolaunch_app
+
+    app.add_typer(repolaunch_app)
+
+
+_mount_subapps()
+
 # Tables stay readable when piped or logged (rich falls back to 80 columns there).
 out = Console(width=None if sys.stdout.isatty() else 140)
 err = Console(stderr=True, soft_wrap=True)
@@ -373,6 +383,8 @@ def launch(
     suite: Optional[str] = typer.Option(None, help="Debian suite to start from"),
     max_steps: int = typer.Option(8, "--max-steps", help="diagnose-and-retry actions at most"),
     rebuild: bool = typer.Option(False, help="rebuild the env image even if it exists"),
+    mine: bool = typer.Option(False, "--mine", help="mine its history into verified tasks: "
+                              "mined -> built -> validated -> registered"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Build a repository into a verified environment: detect, plan, build, run its tests."""
@@ -380,6 +392,22 @@ def launch(
     from repolaunch.build import launch as do_launch
 
     log = _log(as_json)
+    if mine:
+        from repolaunch.build import local_source
+        from repolaunch.pipeline import mine_and_validate
+
+        report = mine_and_validate(local_source(source, log=log), log=log)
+        if as_json:
+            _emit_json(report.model_dump(mode="json"))
+        else:
+            table = Table(title=f"mined {report.repo}: {report.verified} verified task(s) "
+                          f"in {report.seconds:.0f}s")
+            table.add_column("stage")
+            table.add_column("count", justify="right")
+            for stage, n in report.rows():
+                table.add_row(stage, str(n))
+            out.print(table)
+        return
     try:
         with (err if as_json else out).status(f"launching {source} ..."):
             result = do_launch(source, commit=commit, suite=suite, max_steps=max_steps,
@@ -414,6 +442,46 @@ def launch(
         out.print(table)
     if not result.ok:
         raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- import
+
+
+@app.command("import")
+@command
+def import_cmd(
+    path: Path = typer.Argument(..., help="SWE-bench-style instance JSONL (or JSON array)"),
+    repos: Optional[Path] = typer.Option(None, "--repos", help="directory of clones or bare "
+                                         "mirrors, laid out owner/name or owner__name"),
+    register: bool = typer.Option(False, "--register", help="register the verified tasks"),
+    instance_ids: Optional[list[str]] = typer.Option(None, "--instance-id", "-i"),
+    limit: Optional[int] = typer.Option(None, help="at most this many instances"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Import instances: build each environment ourselves, validate, compare the test lists."""
+    from repolaunch.importer import import_instances
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    report = import_instances(path, repos=repos, register=register, instance_ids=instance_ids,
+                              limit=limit, log=_log(as_json))
+    if as_json:
+        _emit_json({**report.model_dump(mode="json"), "summary": report.summary()})
+    else:
+        table = Table(title=f"import {path.name}: {report.summary()}")
+        for col in ("instance", "status", "image", "verified", "FAIL_TO_PASS", "PASS_TO_PASS",
+                    "reason / error"):
+            table.add_column(col, overflow="fold")
+        for r in report.instances:
+            def rel(a: Any) -> str:
+                return "-" if a is None else f"{a.relation} ({a.both}/{a.theirs})"
+            table.add_row(r.instance_id, r.status, r.env_image or "-",
+                          "-" if r.verified is None else ("yes" if r.verified else "no"),
+                          rel(r.fail_to_pass), rel(r.pass_to_pass), r.error or r.reason or "")
+        out.print(table)
+    errors = report.errors()
+    if errors:
+        raise ValueError(f"{len(errors)} instance(s) failed, first: {errors[0]}")
 
 
 # --------------------------------------------------------------------------- run (main job)

@@ -46,6 +46,7 @@ TEST_LIMITS = Limits(memory="4g", pids=2048, cpus=2.0, timeout=1800)
 # apt and package managers need these inside the build container; the test run gets none.
 BUILD_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL")
 _SAFE = re.compile(r"[^a-z0-9._-]+")
+SPEC_LABEL = "envfactory.env_spec"  # the EnvSpec JSON, carried by the env image itself
 
 
 class LaunchError(RuntimeError):
@@ -295,10 +296,10 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
     b = _Builder(name, root, plan, suite, max_steps, log)
     cache_hit = images.exists(tag) and not rebuild
     spec_path = _spec_path(tag)
-    if cache_hit and spec_path.is_file():
+    cached = _cached_spec(tag, spec_path) if cache_hit else None
+    if cached is not None:
         log(f"env image {tag} exists (dependencies unchanged): reusing it")
-        env = EnvSpec.model_validate_json(spec_path.read_text()).model_copy(
-            update={"checkout": sha})
+        env = cached.model_copy(update={"checkout": sha})
         result.cache_hit = True
     else:
         env, failure = _build_env(b, base, tag, fp, sha, detection)
@@ -324,6 +325,20 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
     result.failure = failure
     result.ok = failure is None and any(r.status is TestStatus.PASSED for r in results)
     return result
+
+
+def _cached_spec(tag: str, spec_path: Path) -> EnvSpec | None:
+    """The EnvSpec of an existing env image: from the local file, else from the image's own
+    label (so another ENVFACTORY_HOME, or another machine's image, is a cache hit too)."""
+    try:
+        if spec_path.is_file():
+            return EnvSpec.model_validate_json(spec_path.read_text())
+        from envs import engine
+
+        label = (engine.client().images.get(tag).labels or {}).get(SPEC_LABEL)
+        return EnvSpec.model_validate_json(label) if label else None
+    except Exception:  # an unreadable spec means: build again
+        return None
 
 
 def _renumber(attempts: list[Attempt]) -> list[Attempt]:
@@ -367,7 +382,8 @@ def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
 
 
 def _commit(sb: Sandbox, tag: str, env: EnvSpec) -> None:
-    labels = {images.LABEL_RECIPE: tag.split("/")[-1].split(":")[0],
+    labels = {SPEC_LABEL: env.model_dump_json(),
+              images.LABEL_RECIPE: tag.split("/")[-1].split(":")[0],
               images.LABEL_HASH: env.fingerprint or "", images.LABEL_KIND: "env",
               "envfactory.language": env.language.value,
               "envfactory.sandbox": "", "envfactory.owner": "", "envfactory.created": ""}

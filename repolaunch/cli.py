@@ -1,0 +1,248 @@
+"""The RepoLaunch sub-app: `mine` (repository -> verified tasks) and `registry` (ls, show,
+export, import). Mounted by envfactory/cli.py; the logic lives in repolaunch.pipeline.
+
+Every command takes --json (stdout then carries only JSON; progress goes to stderr) and
+exits non-zero with a one-line reason on failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(help="Mine, validate and register SWE tasks.", no_args_is_help=True,
+                  add_completion=False, pretty_exceptions_enable=False)
+registry_app = typer.Typer(help="Registered SWE tasks: list, show, export, import.",
+                           no_args_is_help=True)
+app.add_typer(registry_app, name="registry")
+
+out = Console(width=None if sys.stdout.isatty() else 140)
+err = Console(stderr=True, soft_wrap=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CLIError(RuntimeError):
+    """A failure the user should read as one line."""
+
+
+def _expected() -> tuple[type[BaseException], ...]:
+    from envs.registry import RegistryError
+    from envs.sandbox import SandboxError
+    from harness.evaluate import EvalError
+    from repolaunch.build import LaunchError
+
+    return (CLIError, RegistryError, SandboxError, EvalError, LaunchError, ValueError,
+            FileNotFoundError, OSError, KeyError)
+
+
+def command(fn: F) -> F:
+    """Expected failures -> one line on stderr, exit 1 (the same contract as envfactory's)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except _expected() as exc:
+            text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            line = str(text).strip().splitlines()[0] if str(text).strip() else type(exc).__name__
+            err.print(f"[red]error:[/red] {line}", highlight=False)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _emit(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+# --------------------------------------------------------------------------- mine
+
+
+@app.command("mine")
+@command
+def mine_cmd(
+    repo: Path = typer.Argument(..., help="a local git repository"),
+    issues: Optional[Path] = typer.Option(None, "--issues",
+                                          help="issues export (JSONL: number/title/body/comments)"),
+    runs_before: int = typer.Option(2, "--runs-before", help="suite runs before the fix"),
+    runs_after: int = typer.Option(3, "--runs-after", help="suite runs after the fix"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="validate at most N candidates"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Mine a repository, build and validate its candidates, register the verified tasks."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from repolaunch.pipeline import TaskOutcome, mine_and_validate
+
+    if not repo.exists():
+        raise CLIError(f"{repo}: no such repository")
+    if issues is not None and not issues.is_file():
+        raise CLIError(f"{issues}: no such issues file")
+    console = err if as_json else out
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   console=console, transient=True)
+    job: list[Any] = []
+
+    def progress(event: str, task: Any, outcome: TaskOutcome | None) -> None:
+        if not job:
+            return
+        if event == "start":
+            bar.update(job[0], description=f"validating {task.instance_id}")
+        else:
+            bar.advance(job[0])
+            assert outcome is not None
+            verdict = "[green]verified[/green]" if outcome.verified else \
+                f"[yellow]{outcome.reason}[/yellow]"
+            console.print(f"  {task.instance_id}: {verdict} "
+                          f"({len(outcome.fail_to_pass)} F2P, {outcome.seconds:.0f}s)",
+                          highlight=False)
+
+    def log(msg: str) -> None:
+        if msg.startswith("mined "):
+            n = int(msg.split(": ", 1)[1].split(" ", 1)[0])
+            job.append(bar.add_task("validating", total=n))
+        if not msg.startswith("  "):  # per-run lines are for the registry, not the screen
+            console.log(msg, highlight=False)
+
+    with bar:
+        report = mine_and_validate(repo, issues=issues, log=log, progress=progress,
+                                   runs_before=runs_before, runs_after=runs_after, limit=limit)
+    if as_json:
+        _emit({**report.model_dump(mode="json"), "yield": dict(report.rows())})
+    else:
+        table = Table(title=f"yield: {report.repo}")
+        table.add_column("stage")
+        table.add_column("count", justify="right")
+        for stage, n in report.rows():
+            table.add_row(stage, str(n))
+        out.print(table)
+        out.print(f"{report.verified} verified task(s) registered in {report.seconds:.0f}s")
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def _registry() -> Any:
+    from envs.registry import Registry
+
+    return Registry()
+
+
+@registry_app.command("ls")
+@command
+def registry_ls(
+    repo: Optional[str] = typer.Option(None, "--repo", help="only tasks of this repo"),
+    language: Optional[str] = typer.Option(None, "--language", help="only this language"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """List the registered SWE tasks."""
+    with _registry() as reg:
+        tasks = reg.list_swe_tasks(repo=repo, language=language)
+    rows = [{"instance_id": t.instance_id, "repo": t.repo,
+             "language": t.language.value if t.language else None, "kind": t.kind.value,
+             "base_commit": t.base_commit, "FAIL_TO_PASS": len(t.FAIL_TO_PASS),
+             "PASS_TO_PASS": len(t.PASS_TO_PASS),
+             "image": t.env_spec.image if t.env_spec else None} for t in tasks]
+    if as_json:
+        _emit(rows)
+        return
+    table = Table(title=f"{len(rows)} SWE task(s)")
+    for col in ("instance_id", "repo", "language", "kind", "F2P", "P2P", "image"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(r["instance_id"], r["repo"], str(r["language"]), r["kind"],
+                      str(r["FAIL_TO_PASS"]), str(r["PASS_TO_PASS"]), str(r["image"]))
+    out.print(table)
+
+
+@registry_app.command("show")
+@command
+def registry_show(
+    instance_id: str = typer.Argument(..., help="the task's instance id"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Show one registered SWE task."""
+    with _registry() as reg:
+        task = reg.get_swe_task(instance_id)
+    if task is None:
+        raise CLIError(f"no task {instance_id!r} in the registry")
+    data = task.model_dump(mode="json")
+    if as_json:
+        _emit(data)
+        return
+    table = Table(title=instance_id, show_header=False)
+    table.add_column("field")
+    table.add_column("value", overflow="fold")
+    for key in ("repo", "base_commit", "language", "kind", "issue_numbers", "pr_number",
+                "created_at", "FAIL_TO_PASS", "PASS_TO_PASS"):
+        table.add_row(key, str(data.get(key)))
+    if task.env_spec:
+        table.add_row("image", str(task.env_spec.image))
+        table.add_row("test_command", task.env_spec.test_command)
+    table.add_row("problem_statement", task.problem_statement[:2000])
+    out.print(table)
+
+
+@registry_app.command("export")
+@command
+def registry_export(
+    fmt: str = typer.Option("swebench", "--format", help="export format (swebench)"),
+    out_file: Optional[Path] = typer.Option(None, "--out", help="JSONL file (default stdout)"),
+    repo: Optional[str] = typer.Option(None, "--repo", help="only tasks of this repo"),
+    as_json: bool = typer.Option(False, "--json",
+                                 help="print a JSON summary (with --out; without, the JSONL "
+                                      "itself is the output)"),
+) -> None:
+    """Export registered tasks as HF-compatible JSONL (SWE-bench field names)."""
+    from repolaunch.pipeline import EXPORT_FORMATS, export_row
+
+    if fmt not in EXPORT_FORMATS:
+        raise CLIError(f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
+    with _registry() as reg:
+        tasks = reg.list_swe_tasks(repo=repo)
+    text = "".join(json.dumps(export_row(t), sort_keys=True) + "\n" for t in tasks)
+    if out_file is None:
+        sys.stdout.write(text)
+        return
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text(text, encoding="utf-8")
+    if as_json:
+        _emit({"exported": len(tasks), "format": fmt, "out": str(out_file)})
+    else:
+        out.print(f"exported {len(tasks)} task(s) to {out_file}")
+
+
+@registry_app.command("import")
+@command
+def registry_import(
+    file: Path = typer.Argument(..., help="a JSONL export (or SWE-bench-style rows)"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Import tasks from a JSONL export into the registry (an upsert by instance id)."""
+    from harness.evaluate import _read_jsonl
+    from repolaunch.pipeline import import_row
+
+    if not file.is_file():
+        raise CLIError(f"{file}: no such file")
+    tasks = [import_row(row) for row in _read_jsonl(file)]
+    with _registry() as reg:
+        for t in tasks:
+            reg.put_swe_task(t)
+    ids = [t.instance_id for t in tasks]
+    if as_json:
+        _emit({"imported": len(ids), "instance_ids": ids})
+    else:
+        out.print(f"imported {len(ids)} task(s) from {file}")

@@ -1,0 +1,330 @@
+"""Validate a mined candidate into a verified SWE task: run its tests before and after the fix.
+
+    result = validate(task, env)          # env: the EnvSpec built for the repository
+    result.verified, result.reason        # True, None  |  False, "no_fail_to_pass", ...
+    result.task                           # FAIL_TO_PASS / PASS_TO_PASS / env_spec filled in
+
+Procedure. Every run is a fresh sandbox from the env image with the task's base commit
+checked out (``env`` with ``checkout=base_commit``) and the determinism variables pinned
+(`DETERMINISM_ENV`). "Before" runs apply ``test_patch`` only; "after" runs apply
+``test_patch`` then ``patch``. The suite command runs ``runs_before`` times before and
+``runs_after`` times after. Then ``confirm_runs`` more runs per side re-check the verdict:
+just the FAIL_TO_PASS candidates when there are some (with the per-test command when one
+is given, else the suite), the whole suite when there are none (so a flaky test is told
+from a test that never fails); a test that flips in any run of a side is flaky. A per-test run that does not report a
+candidate at all says nothing about it (the per-test id form may differ), so absence there
+is "not observed", never "failed".
+
+Classes, per test. Statuses are read as *pass* (PASSED, XFAIL), *fail* (FAILED, ERROR, or
+absent from a suite run's report) and *skip* (SKIPPED).
+
+- flaky: more than one class among the runs of one side. Excluded from every list, recorded.
+- FAIL_TO_PASS: fail in every before run, pass in every after run.
+- PASS_TO_PASS: pass in every run, before and after.
+- new_tests: absent from every before report and passing in every after run. They *are*
+  FAIL_TO_PASS (SWE-bench counts a test missing before the fix as failing; with the test
+  patch applied, a test is absent before mostly because its module does not compile or
+  import without the fix), and are listed separately as well so a dataset can drop them.
+- broken build before: a before run whose report has no result at all, or only ERRORs
+  flagged by the parser as a whole suite/package failing (``package-failed`` /
+  ``suite-failed`` warnings). When every before run is broken, ``before_build_broken`` is
+  set and the tests that pass after are FAIL_TO_PASS (they could not pass before);
+  ``new_tests`` is then empty, since absence says nothing there.
+- gold breaks: pass in every before run, fail in every after run.
+
+Reason codes (the first that applies): ``env_build_failed`` (no image, the checkout or the
+sandbox failed, or no run on either side produced a result), ``test_patch_failed``,
+``patch_failed``, ``timeout``, ``gold_breaks_tests`` (a passing test fails with the fix,
+or the fix leaves no result at all), ``no_fail_to_pass`` (FAIL_TO_PASS empty; the detail
+names the flaky tests when every candidate was flaky).
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Callable, Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envs import reports
+from envs.instance import open_instance
+from envs.models import EnvSpec, SWETask, TestStatus
+from envs.sandbox import SandboxError
+from harness.evaluate import DETERMINISM_ENV as _EVAL_ENV
+
+Log = Callable[[str], None]
+Side = Literal["before", "after"]
+
+# The harness's pins plus a seed a test suite can read; the same in validation and eval so
+# a task verified here behaves the same when graded.
+DETERMINISM_ENV: dict[str, str] = {**_EVAL_ENV, "TZ": "UTC", "LC_ALL": "C.UTF-8",
+                                   "PYTHONHASHSEED": "0", "ENVFACTORY_SEED": "0"}
+
+REASONS = ("env_build_failed", "test_patch_failed", "patch_failed", "timeout",
+           "gold_breaks_tests", "no_fail_to_pass")
+
+_PASS = frozenset({TestStatus.PASSED, TestStatus.XFAIL})
+_FAIL = frozenset({TestStatus.FAILED, TestStatus.ERROR})
+_WHOLE_SUITE = frozenset({"package-failed", "suite-failed"})
+
+
+class RunSummary(BaseModel):
+    """One run: which side, how it ran, what it counted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    side: Side
+    index: int
+    phase: Literal["main", "confirm"] = "main"
+    per_test: bool = False
+    exit_code: int | None = None
+    seconds: float = 0.0
+    counts: dict[str, int] = Field(default_factory=dict)
+    build_broken: bool = False
+    timed_out: bool = False
+    error: str | None = None  # why the run produced nothing (patch, sandbox, report)
+
+
+class ValidationResult(BaseModel):
+    instance_id: str
+    verified: bool
+    reason: str | None = None
+    detail: str = ""
+    fail_to_pass: list[str] = Field(default_factory=list)
+    pass_to_pass: list[str] = Field(default_factory=list)
+    flaky: list[str] = Field(default_factory=list)
+    new_tests: list[str] = Field(default_factory=list)
+    gold_breaks: list[str] = Field(default_factory=list)
+    before_build_broken: bool = False
+    runs: list[RunSummary] = Field(default_factory=list)
+    seconds: float = 0.0
+    task: SWETask
+
+    def summary(self) -> dict[str, object]:
+        """A compact, JSON-ready record (for run records and --json output)."""
+        return {
+            "instance_id": self.instance_id, "verified": self.verified, "reason": self.reason,
+            "detail": self.detail, "FAIL_TO_PASS": self.fail_to_pass,
+            "PASS_TO_PASS": len(self.pass_to_pass), "flaky": self.flaky,
+            "new_tests": self.new_tests, "gold_breaks": self.gold_breaks,
+            "before_build_broken": self.before_build_broken, "seconds": self.seconds,
+            "runs": [r.model_dump(mode="json") for r in self.runs],
+        }
+
+
+class _Classes(BaseModel):
+    fail_to_pass: list[str] = Field(default_factory=list)
+    pass_to_pass: list[str] = Field(default_factory=list)
+    flaky: list[str] = Field(default_factory=list)
+    new_tests: list[str] = Field(default_factory=list)
+    gold_breaks: list[str] = Field(default_factory=list)
+    before_build_broken: bool = False
+
+
+class _Observed(BaseModel):
+    """One run's statuses; `partial` runs (per-test) only speak about what they report."""
+
+    summary: RunSummary
+    statuses: dict[str, TestStatus] = Field(default_factory=dict)
+    partial: bool = False
+    requested: list[str] = Field(default_factory=list)  # what a partial run was asked for
+    fatal: str | None = None  # a reason code that ends the validation
+
+
+def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: str,
+             per_test: bool, phase: Literal["main", "confirm"], timeout: float | None,
+             requested: list[str]) -> _Observed:
+    t0 = time.monotonic()
+
+    def out(fatal: str | None = None, error: str | None = None, **kw: object) -> _Observed:
+        summary = RunSummary(side=side, index=index, phase=phase, per_test=per_test,
+                             seconds=round(time.monotonic() - t0, 2), error=error,
+                             **kw)  # type: ignore[arg-type]
+        return _Observed(summary=summary, fatal=fatal, partial=per_test)
+
+    try:
+        sb = open_instance(spec, env={**DETERMINISM_ENV, **spec.env},  # as the harness does
+                           labels={"envfactory.validate": task.instance_id[:60]})
+    except SandboxError as exc:
+        return out("env_build_failed", f"sandbox: {exc}")
+    try:
+        if task.test_patch.strip():
+            res = sb.apply_patch(task.test_patch)
+            if not res.applied:
+                return out("test_patch_failed", res.reason)
+        if side == "after":
+            res = sb.apply_patch(task.patch)
+            if not res.applied:
+                return out("patch_failed", res.reason)
+        ran = sb.exec(command, timeout=timeout or spec.limits.timeout)
+        if ran.timed_out:
+            return out("timeout", f"tests ran past {timeout or spec.limits.timeout:.0f}s",
+                       exit_code=ran.exit_code, timed_out=True)
+        data: bytes | str = ran.stdout
+        if spec.report_path:
+            try:
+                data = sb.get_file(spec.report_path)
+            except (FileNotFoundError, SandboxError):
+                data = b""
+    except SandboxError as exc:
+        return out("env_build_failed", f"sandbox: {exc}")
+    finally:
+        sb.close()
+    error = None
+    try:
+        parsed = reports.parse(spec.report_format, data, exit_code=ran.exit_code)
+        results = list(parsed.results)
+        codes = set(parsed.warning_codes)
+    except reports.ReportParseError as exc:
+        results, codes, error = [], set(), f"report unreadable: {exc}"
+    statuses: dict[str, TestStatus] = {r.test_id: r.status for r in results}
+    # A whole-suite failure (the build or collection broke) is not a verdict on any test.
+    broken = not statuses or (all(s is TestStatus.ERROR for s in statuses.values())
+                              and bool(codes & _WHOLE_SUITE))
+    if not statuses and error is None:
+        tail = ran.output.strip().splitlines()[-1:] or [""]
+        error = f"no test results; exit {ran.exit_code}: {tail[0][:200]}"
+    counts = {s.value.lower(): 0 for s in TestStatus}
+    for s in statuses.values():
+        counts[s.value.lower()] += 1
+    counts["total"] = len(statuses)
+    summary = RunSummary(side=side, index=index, phase=phase, per_test=per_test,
+                         exit_code=ran.exit_code, seconds=round(time.monotonic() - t0, 2),
+                         counts=counts, build_broken=broken, error=error)
+    return _Observed(summary=summary, statuses={} if broken else statuses, partial=per_test,
+                     requested=requested if per_test else [])
+
+
+def _cls(status: TestStatus | None) -> str:
+    if status is None or status in _FAIL:
+        return "fail"
+    return "pass" if status in _PASS else "skip"
+
+
+def _classes(runs: Iterable[_Observed], test_id: str) -> list[str]:
+    out = []
+    for r in runs:
+        status = r.statuses.get(test_id)
+        # A per-test run observes only what it was asked to run, and only when it reports
+        # it (runners mark the tests a filter left out as skipped; id forms may differ).
+        if r.partial and (status is None or test_id not in r.requested):
+            continue
+        out.append(_cls(status))
+    return out
+
+
+def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: int = 3,
+             confirm_runs: int = 3, per_test_command: str | None = None,
+             timeout: float | None = None, log: Log = lambda m: None) -> ValidationResult:
+    """Run the task's tests before and after its fix; classify; verify or reject it."""
+    t0 = time.monotonic()
+    spec = env.model_copy(update={"checkout": task.base_commit})
+    observed: list[_Observed] = []
+
+    def finish(reason: str | None, detail: str = "",
+               found: _Classes | None = None) -> ValidationResult:
+        found = found or _Classes()
+        verified = reason is None
+        new_task = task
+        if verified:
+            new_task = task.model_copy(update={"FAIL_TO_PASS": found.fail_to_pass,
+                                               "PASS_TO_PASS": found.pass_to_pass,
+                                               "env_spec": spec})
+        return ValidationResult(instance_id=task.instance_id, verified=verified, reason=reason,
+                                detail=detail, runs=[o.summary for o in observed],
+                                seconds=round(time.monotonic() - t0, 2), task=new_task,
+                                **found.model_dump())
+
+    if not spec.image:
+        return finish("env_build_failed", f"environment {spec.name!r} has no built image")
+
+    def run(side: Side, n: int, phase: Literal["main", "confirm"], command: str,
+            per_test: bool, requested: list[str] | None = None) -> str | None:
+        for i in range(n):
+            o = _one_run(task, spec, side, i, command=command, per_test=per_test,
+                         phase=phase, timeout=timeout, requested=requested or [])
+            observed.append(o)
+            s = o.summary
+            log(f"  {task.instance_id} {side} {phase} #{i + 1}: "
+                f"{s.counts.get('total', 0)} tests, {s.counts.get('passed', 0)} passed, "
+                f"{s.seconds:.1f}s" + (f" ({o.fatal}: {s.error})" if o.fatal else ""))
+            if o.fatal:
+                return o.fatal
+        return None
+
+    for side, n in (("before", runs_before), ("after", runs_after)):
+        fatal = run(side, max(1, n), "main", spec.test_command, False)  # type: ignore[arg-type]
+        if fatal:
+            return finish(fatal, observed[-1].summary.error or "")
+
+    def side_runs(side: Side) -> list[_Observed]:
+        return [o for o in observed if o.summary.side == side]
+
+    def classify() -> _Classes:
+        before, after = side_runs("before"), side_runs("after")
+        before_broken = all(o.summary.build_broken for o in before if not o.partial)
+        ids = sorted({t for o in observed for t in o.statuses})
+        f2p, p2p, flaky, new, breaks = [], [], [], [], []
+        for t in ids:
+            b, a = _classes(before, t), _classes(after, t)
+            if len(set(b)) > 1 or len(set(a)) > 1:
+                flaky.append(t)
+                continue
+            if not a:
+                continue
+            bc, ac = (b[0] if b else "fail"), a[0]
+            if bc == "fail" and ac == "pass":
+                f2p.append(t)
+                if not before_broken and all(t not in o.statuses for o in before
+                                             if not o.partial):
+                    new.append(t)
+            elif bc == "pass" and ac == "pass":
+                p2p.append(t)
+            elif bc == "pass" and ac == "fail":
+                breaks.append(t)
+        return _Classes(fail_to_pass=f2p, pass_to_pass=p2p, flaky=flaky, new_tests=new,
+                        gold_breaks=breaks, before_build_broken=before_broken)
+
+    after_broken = all(o.summary.build_broken for o in side_runs("after"))
+    before_broken = all(o.summary.build_broken for o in side_runs("before"))
+    if after_broken:
+        if before_broken:
+            return finish("env_build_failed", "no run produced test results: "
+                          + (observed[-1].summary.error or ""),
+                          _Classes(before_build_broken=True))
+        return finish("gold_breaks_tests", "with the fix applied the tests produce no "
+                      "results (the fix breaks the build): "
+                      + (observed[-1].summary.error or ""))
+
+    found = classify()
+    if confirm_runs > 0:
+        # Re-check: a coin-toss test can fail twice, then pass three times (a false
+        # FAIL_TO_PASS), or behave the same five times (hiding that it is flaky, and then
+        # a flaky change reads as one whose test never failed). With candidates, only they
+        # are re-run (per-test when possible); without, the whole suite is.
+        cands = found.fail_to_pass
+        cmd, per_test = spec.test_command, False
+        if cands and per_test_command and "{tests}" in per_test_command:
+            cmd = per_test_command.replace("{tests}", " ".join(shlex.quote(c) for c in cands))
+            per_test = True
+        for side in ("before", "after"):
+            fatal = run(side, confirm_runs, "confirm", cmd, per_test,  # type: ignore[arg-type]
+                        cands)
+            if fatal:
+                return finish(fatal, observed[-1].summary.error or "", found)
+        found = classify()
+
+    if found.gold_breaks:
+        return finish("gold_breaks_tests",
+                      f"{len(found.gold_breaks)} test(s) pass before the fix and fail after: "
+                      + ", ".join(found.gold_breaks[:5]), found)
+    if not found.fail_to_pass:
+        detail = "no test fails before the fix and passes after it"
+        if found.flaky:
+            detail += f"; flaky (excluded): {', '.join(found.flaky[:10])}"
+        return finish("no_fail_to_pass", detail, found)
+    return finish(None, f"{len(found.fail_to_pass)} FAIL_TO_PASS, "
+                  f"{len(found.pass_to_pass)} PASS_TO_PASS"
+                  + (f", {len(found.flaky)} flaky excluded" if found.flaky else ""), found)

@@ -1,0 +1,192 @@
+"""Validation of mined candidates, in real containers, against what the samples planted.
+
+Planted fixes verify with exactly the planted FAIL_TO_PASS; a fix whose test never fails is
+rejected ``no_fail_to_pass``; a coin-toss test is recorded as flaky and never FAIL_TO_PASS;
+a gold patch that breaks a passing test (made here from a real one) is ``gold_breaks_tests``;
+patches that do not apply and a missing image have their own reasons.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from data import samples
+from envs.config import _default_home
+from envs.models import SWETask
+from repolaunch.build import launch
+from repolaunch.mine import mine
+from repolaunch.validate import DETERMINISM_ENV, validate
+
+pytestmark = pytest.mark.docker
+
+# Env images live in the (shared) Docker engine; their spec files are keyed by the image's
+# content-addressed tag, so isolated homes share them and builds stay cache hits.
+SHARED_ENVS = Path(os.environ.get("ENVFACTORY_HOME") or _default_home()) / "envs"
+
+
+def share_env_specs(home: Path) -> None:
+    SHARED_ENVS.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "envs").exists():
+        (home / "envs").symlink_to(SHARED_ENVS, target_is_directory=True)
+
+
+def git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def commit_shas(repo: Path) -> list[str]:
+    """The sample's commits in order (index = `Planted.commit`)."""
+    return git(repo, "rev-list", "--reverse", "--first-parent", "HEAD").split()
+
+
+def planted_candidates(sample: samples.SampleRepo, repo: Path, candidates: list[SWETask]
+                       ) -> list[tuple[samples.Planted, str, SWETask | None]]:
+    """(planted, fix sha, the candidate mined from it or None) for every planted commit."""
+    shas = commit_shas(repo)
+    by_base = {c.base_commit: c for c in candidates}
+    return [(p, shas[p.commit], by_base.get(shas[p.commit - 1])) for p in sample.planted]
+
+
+@pytest.fixture()
+def home(tmp_home: Path) -> Path:
+    share_env_specs(tmp_home)
+    return tmp_home
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("validate-samples")
+
+
+def _prepare(name: str, written: Path, commit: int):
+    """The sample written out, the candidate mined from planted commit `commit`, its env."""
+    sample = samples.get(name)
+    repo = written / name
+    if not repo.exists():
+        samples.write(sample, written)
+    found = {p.commit: (p, c) for p, _, c in planted_candidates(sample, repo, mine(repo).candidates)}
+    planted, task = found[commit]
+    assert task is not None, f"{name}: planted commit {commit} was not mined"
+    res = launch(repo, commit=task.base_commit, run_tests=False)
+    assert res.ok and res.env is not None, res.failure
+    return planted, task, res
+
+
+@pytest.mark.parametrize(("name", "commit"), [("py-textkit", 2), ("c-strutil", 1)])
+def test_planted_fix_verifies_with_exactly_the_planted_fail_to_pass(
+        name, commit, written, home, docker_engine) -> None:
+    planted, task, res = _prepare(name, written, commit)
+    v = validate(task, res.env, per_test_command=res.plan.per_test_command)
+    assert v.verified, (v.reason, v.detail)
+    assert v.reason is None
+    assert v.fail_to_pass == sorted(planted.fail_to_pass)
+    assert set(planted.pass_to_pass) <= set(v.pass_to_pass)
+    assert not v.flaky and not v.new_tests and not v.before_build_broken
+    assert (v.fail_to_pass, v.pass_to_pass) == (v.task.FAIL_TO_PASS, v.task.PASS_TO_PASS)
+    assert v.task.env_spec is not None and v.task.env_spec.checkout == task.base_commit
+    assert v.task.env_spec.image == res.env.image
+    # 2 + 3 suite runs, then 3 + 3 confirmations of the candidates
+    sides = [(r.side, r.phase) for r in v.runs]
+    assert sides.count(("before", "main")) == 2 and sides.count(("after", "main")) == 3
+    assert sides.count(("before", "confirm")) == 3 and sides.count(("after", "confirm")) == 3
+    assert all(r.counts["total"] > 0 and r.seconds > 0 for r in v.runs)
+
+
+@pytest.mark.parametrize(("name", "commit"), [("py-textkit", 4), ("c-strutil", 2)])
+def test_flaky_test_is_recorded_and_never_fail_to_pass(name, commit, written, home,
+                                                       docker_engine) -> None:
+    planted, task, res = _prepare(name, written, commit)
+    assert planted.decoy == "flaky"
+    # Enough runs that a coin-toss test shows both faces on each side (p(miss) < 1e-4).
+    v = validate(task, res.env, runs_before=2, runs_after=3, confirm_runs=10)
+    flaky_test = {"py-textkit": "tests/test_core.py::test_slugify_long_input_is_fast",
+                  "c-strutil": "count_words_fuzz"}[name]
+    assert flaky_test in v.flaky
+    assert flaky_test not in v.fail_to_pass and flaky_test not in v.pass_to_pass
+    assert not v.verified and v.reason == "no_fail_to_pass"
+    assert flaky_test in v.detail
+
+
+@pytest.mark.parametrize(("name", "commit"), [("ruby-roman", 2), ("go-inventory", 3)])
+def test_fix_whose_test_never_fails_is_rejected(name, commit, written, home,
+                                                docker_engine) -> None:
+    planted, task, res = _prepare(name, written, commit)
+    assert planted.decoy == "no_fail_to_pass"
+    v = validate(task, res.env)
+    assert not v.verified and v.reason == "no_fail_to_pass", (v.reason, v.detail)
+    assert v.fail_to_pass == [] and v.pass_to_pass
+    assert v.task.FAIL_TO_PASS == [] and v.task.env_spec is None  # not registered as such
+
+
+def _breaking_patch(repo: Path, task: SWETask, tmp: Path) -> str:
+    """The real fix plus a change that breaks slugify (which passes before)."""
+    wt = tmp / "wt-break"
+    git(repo, "worktree", "add", "-q", "--detach", str(wt), task.base_commit)
+    (tmp / "fix.diff").write_text(task.patch)
+    git(wt, "apply", str(tmp / "fix.diff"))
+    core = wt / "src" / "textkit" / "core.py"
+    core.write_text(core.read_text().replace(".strip(sep)", ".strip(sep).upper()"))
+    return git(wt, "diff") + "\n"
+
+
+def test_gold_patch_that_breaks_a_passing_test_is_rejected(written, home, tmp_path,
+                                                           docker_engine) -> None:
+    _, task, res = _prepare("py-textkit", written, 2)
+    bad = task.model_copy(update={"patch": _breaking_patch(written / "py-textkit", task,
+                                                           tmp_path)})
+    v = validate(bad, res.env, runs_before=1, runs_after=1, confirm_runs=0)
+    assert not v.verified and v.reason == "gold_breaks_tests"
+    assert "tests/test_core.py::test_slugify_basic" in v.gold_breaks
+    assert "test_slugify_basic" in v.detail
+    # the planted target still went fail -> pass: it is the breakage that rejects it
+    assert v.fail_to_pass == ["tests/test_core.py::test_truncate_narrow_width"]
+
+
+def test_patches_that_do_not_apply_and_a_missing_image(written, home, docker_engine) -> None:
+    _, task, res = _prepare("py-textkit", written, 2)
+    junk = "diff --git a/nope.txt b/nope.txt\n--- a/nope.txt\n+++ b/nope.txt\n@@ -1 +1 @@\n-a\n+b\n"
+    v = validate(task.model_copy(update={"test_patch": junk}), res.env, confirm_runs=0)
+    assert (v.verified, v.reason) == (False, "test_patch_failed")
+    assert len(v.runs) == 1
+    v = validate(task.model_copy(update={"patch": junk}), res.env, confirm_runs=0)
+    assert (v.verified, v.reason) == (False, "patch_failed")
+    assert [r.side for r in v.runs] == ["before", "before", "after"]
+    v = validate(task, res.env.model_copy(update={"image": None}))
+    assert (v.verified, v.reason) == (False, "env_build_failed") and v.runs == []
+
+
+def test_a_timeout_is_its_own_reason(written, home, docker_engine) -> None:
+    _, task, res = _prepare("py-textkit", written, 2)
+    slow = res.env.model_copy(update={"test_command": "sleep 30; " + res.env.test_command})
+    v = validate(task, slow, runs_before=1, runs_after=1, timeout=2)
+    assert (v.verified, v.reason) == (False, "timeout")
+
+
+def test_a_suite_that_never_reports_is_a_broken_build(written, home, docker_engine) -> None:
+    _, task, res = _prepare("py-textkit", written, 2)
+    broken = res.env.model_copy(update={"test_command": "echo 'cannot build'; exit 2"})
+    v = validate(task, broken, runs_before=2, runs_after=1, confirm_runs=0)
+    assert (v.verified, v.reason) == (False, "env_build_failed")
+    assert v.before_build_broken and all(r.build_broken for r in v.runs)
+
+
+def test_determinism_variables_are_pinned_in_every_run(written, home, docker_engine) -> None:
+    _, task, res = _prepare("py-textkit", written, 2)
+    # Make the suite itself report the variables: a test that checks them.
+    probe = res.env.model_copy(update={"test_command": (
+        "cat > tests/test_pins.py <<'EOF'\nimport os\n\n\ndef test_pins():\n"
+        + "".join(f"    assert os.environ[{k!r}] == {v!r}\n"
+                  for k, v in DETERMINISM_ENV.items())
+        + "EOF\n" + res.env.test_command)})
+    v = validate(task, probe, runs_before=1, runs_after=1, confirm_runs=0)
+    assert v.verified, v.detail
+    assert "tests/test_pins.py::test_pins" in v.pass_to_pass
+    assert {"TZ", "LC_ALL", "PYTHONHASHSEED", "ENVFACTORY_SEED"} <= set(DETERMINISM_ENV)
+
