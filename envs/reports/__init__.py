@@ -41,6 +41,7 @@ from envs.reports import (  # noqa: F401  isort: skip
     pytest_text,
     rspec,
     tap,
+    testunit,
 )
 
 __all__ = [

@@ -2,12 +2,21 @@
 ``Namespace\\Class::method`` (``... with data set "name"`` kept).
 
 Composer installs only when composer.json asks for packages beyond PHP itself, its
-extensions and PHPUnit (which the image ships); otherwise ``composer dump-autoload``
-(offline) writes ``vendor/autoload.php``. The test command re-dumps the autoloader
-(classmaps change between commits), then runs the repository's own PHPUnit
-(``vendor/bin/phpunit``) when it has one, else the image's. With a phpunit.xml(.dist)
-PHPUnit reads its configuration; without one the tests directory is named and the
-autoloader is the bootstrap.
+extensions and PHPUnit (which the image ships, when its version fits the ``phpunit/phpunit`` constraint);
+otherwise ``composer dump-autoload`` (offline) writes ``vendor/autoload.php``. When the
+install fails (a registry or VCS host out of reach) the fallback is ``composer
+dump-autoload --dev``, so ``autoload-dev`` (the tests' namespaces) is included. The test
+command re-dumps the autoloader the same way (classmaps change between commits), then
+runs the repository's own PHPUnit (``vendor/bin/phpunit``) when it has one, else the
+image's. With a phpunit.xml(.dist) PHPUnit reads its configuration; without one the tests
+directory is named and the autoloader is the bootstrap. PHPUnit 10's own
+``vendor/bin/phpunit`` loads the autoloader by itself, so configurations written for it
+may have no ``bootstrap=``: the image's PHPUnit then gets ``--bootstrap
+vendor/autoload.php``.
+
+A ``phpunit/phpunit`` constraint that the image's PHPUnit does not satisfy is recorded in
+``Plan.notes`` as ``toolchain: phpunit outside constraint ...`` with the Debian suites
+whose PHPUnit fits (if any), so the build loop can switch suite.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import json
 import re
 from pathlib import Path
 
+from envs.config import get_settings
 from envs.models import Language
 from repolaunch.detect import Detection
 from repolaunch.languages import Plan, register
@@ -24,6 +34,106 @@ REPORT = "/tmp/envfactory-phpunit.xml"
 _SHIPPED = re.compile(r"^(php|ext-.+|lib-.+|composer-plugin-api|composer-runtime-api|"
                       r"phpunit/phpunit)$", re.I)
 _CONFIGS = ("phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml")
+# The PHPUnit Debian ships per suite (the php image's /usr/bin/phpunit); bookworm's is
+# what the image probe reports (envs.images versions: phpunit=9.6.7).
+PHPUNIT_BY_SUITE = {"bullseye": "9.5.2", "bookworm": "9.6.7", "trixie": "11.5.2"}
+# dump-autoload --dev appeared in Composer 2.4 (bullseye ships 2.0): fall back to plain
+_DUMP = "composer dump-autoload --dev{q} || composer dump-autoload{q}"
+
+
+def _vtuple(text: str) -> tuple[int, ...] | None:
+    m = re.match(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?", text.strip())
+    if not m:
+        return None
+    return tuple(int(g) for g in m.groups(default="0"))
+
+
+def _atom(version: tuple[int, ...], atom: str) -> bool:
+    atom = re.sub(r"@\w+$", "", atom.strip())  # stability flags (@dev, @stable)
+    if atom in ("", "*"):
+        return True
+    m = re.match(r"^(\^|~|>=|<=|>|<|!=|==|=)?\s*v?([\d.*xX]+)", atom)
+    if not m:
+        return True  # unknown syntax (dev-master, a branch): do not claim a mismatch
+    op, raw = m.group(1) or "=", m.group(2).rstrip(".")
+    parts = raw.split(".")
+    if any(p in ("*", "x", "X") for p in parts):  # 9.*, 9.6.*
+        fixed = tuple(int(p) for p in parts[: [p in ("*", "x", "X") for p in parts].index(True)])
+        return version[: len(fixed)] == fixed
+    nums = tuple(int(p) for p in parts if p.isdigit())
+    if not nums:
+        return True
+    low = (*nums, 0, 0, 0, 0)[:4]
+    if op == "^":
+        i = next((k for k, n in enumerate(nums) if n), len(nums) - 1)
+        high = (*nums[:i], nums[i] + 1)
+        return version >= low and version[: len(high)] < high
+    if op == "~":
+        keep = nums[:-1] if len(nums) > 1 else nums
+        high = (*keep[:-1], keep[-1] + 1)
+        return version >= low and version[: len(high)] < high
+    v = version[:4]
+    return {"=": v[: len(nums)] == nums, "==": v[: len(nums)] == nums,
+            "!=": v[: len(nums)] != nums, ">=": v >= low, ">": v > low,
+            "<=": v <= low, "<": v < low}[op]
+
+
+def satisfies(version: str, constraint: str) -> bool:
+    """Whether `version` meets a Composer constraint (``^8.5.13 || ^9``, ``>=7 <10``,
+    ``~9.6``, ``9.*``). Syntax it does not know counts as satisfied."""
+    v = _vtuple(version)
+    if v is None:
+        return True
+    v = (*v, 0, 0, 0, 0)[:4]
+    for alt in re.split(r"\s*\|\|?\s*", constraint.strip()):
+        alt = re.sub(r"\s+-\s+", " - ", alt)
+        if " - " in alt:  # hyphen range
+            lo, _, hi = alt.partition(" - ")
+            atoms = [">=" + lo, "<=" + hi]
+        else:
+            atoms = [a for a in re.split(r"\s*,\s*|\s+(?![\d*])", alt) if a]
+        if all(_atom(v, a) for a in atoms):
+            return True
+    return False
+
+
+def phpunit_constraint(repo: Path) -> str | None:
+    doc = _composer(repo)
+    for key in ("require-dev", "require"):
+        section = doc.get(key)
+        if isinstance(section, dict) and isinstance(section.get("phpunit/phpunit"), str):
+            return section["phpunit/phpunit"]
+    return None
+
+
+def _suite() -> str:
+    try:
+        return get_settings().debian_suite
+    except Exception:  # settings unreadable: the default suite
+        return "bookworm"
+
+
+def toolchain_note(repo: Path, suite: str | None = None) -> str | None:
+    """A ``toolchain:`` note when the image's PHPUnit is outside the repository's
+    ``phpunit/phpunit`` constraint, naming the suites whose PHPUnit fits."""
+    constraint = phpunit_constraint(repo)
+    suite = suite or _suite()
+    have = PHPUNIT_BY_SUITE.get(suite)
+    if not constraint or not have or satisfies(have, constraint):
+        return None
+    fits = [s for s, v in PHPUNIT_BY_SUITE.items() if satisfies(v, constraint)]
+    if fits:
+        where = "suites that fit: " + ", ".join(f"{s} ({PHPUNIT_BY_SUITE[s]})" for s in fits)
+    else:
+        newer = [s for s, v in PHPUNIT_BY_SUITE.items() if _vtuple(v) > _vtuple(have)]
+        wanted_newer = not any(satisfies(f"{n}.99.99", constraint)
+                               for n in range(1, _vtuple(have)[0] + 1))
+        hint = ("newer" if wanted_newer else "older")
+        where = f"no Debian suite fits; the constraint wants a {hint} PHPUnit"
+        if wanted_newer and newer:
+            where += f" (nearest: {newer[-1]} {PHPUNIT_BY_SUITE[newer[-1]]})"
+    return (f"toolchain: phpunit outside constraint {constraint!r}: "
+            f"{suite} ships {have}; {where}")
 
 
 def _composer(repo: Path) -> dict:
@@ -35,13 +145,22 @@ def _composer(repo: Path) -> dict:
 
 
 def needs_install(repo: Path) -> bool:
-    """Whether composer.json requires packages the image does not ship."""
+    """Whether composer.json requires packages the image does not ship (a PHPUnit outside
+    the constraint counts as not shipped: composer may fetch the right one)."""
     doc = _composer(repo)
     for key in ("require", "require-dev"):
         section = doc.get(key)
         if isinstance(section, dict) and any(not _SHIPPED.match(str(k)) for k in section):
             return True
-    return False
+    return toolchain_note(repo) is not None
+
+
+def _has_bootstrap(config: Path) -> bool:
+    try:
+        text = config.read_text(errors="replace")
+    except OSError:
+        return False
+    return re.search(r"<phpunit\b[^>]*\sbootstrap\s*=", text, re.S) is not None
 
 
 def _tests_dir(repo: Path) -> str:
@@ -64,15 +183,17 @@ class PhpPlugin:
         if has_composer and needs_install(repo):
             setup.append(
                 "timeout 900 composer install --no-interaction --no-progress --prefer-dist "
-                "|| composer dump-autoload"
+                "|| " + _DUMP.format(q="")
             )
             notes.append("composer install (lockfile versions when composer.lock exists)")
         elif has_composer:
             setup.append("composer dump-autoload")
             notes.append("only PHP, extensions and PHPUnit required: the image's are used")
+        if (note := toolchain_note(repo)) is not None:
+            notes.append(note + " (when the image's PHPUnit runs the tests)")
         run = [
             f'rm -f "{REPORT}"',
-            "if [ -f composer.json ]; then composer dump-autoload -q || true; fi",
+            "if [ -f composer.json ]; then " + _DUMP.format(q=" -q") + " || true; fi",
             "PHPUNIT=phpunit; [ -x vendor/bin/phpunit ] && PHPUNIT=vendor/bin/phpunit",
         ]
         args = f'--log-junit "{REPORT}" --do-not-cache-result --colors=never'
@@ -81,6 +202,14 @@ class PhpPlugin:
             run.append("B=; [ -f vendor/autoload.php ] && B='--bootstrap vendor/autoload.php'")
             tail = f"$PHPUNIT $B {args}"
             target = f" {where}"
+        elif not _has_bootstrap(repo / config):
+            # written for PHPUnit 10+, whose vendor/bin/phpunit loads the autoloader itself
+            run.append('B=; [ "$PHPUNIT" = phpunit ] && [ -f vendor/autoload.php ] '
+                       "&& B='--bootstrap vendor/autoload.php'")
+            tail = f"$PHPUNIT $B {args}"
+            target = ""
+            notes.append(f"{config} names no bootstrap: the image's PHPUnit gets "
+                         "--bootstrap vendor/autoload.php")
         else:
             tail = f"$PHPUNIT {args}"
             target = ""

@@ -31,6 +31,7 @@ from . import (
     test_pytest_text,
     test_rspec,
     test_tap,
+    test_testunit,
 )
 
 SAMPLES: list[tuple[str, str]] = [
@@ -47,6 +48,7 @@ SAMPLES: list[tuple[str, str]] = [
     *test_pytest_text.SAMPLES,
     *test_rspec.SAMPLES,
     *test_tap.SAMPLES,
+    *test_testunit.SAMPLES,
     ("exitcode", "some output\n"),
 ]
 FORMATS = reports.formats()

@@ -90,3 +90,54 @@ def test_per_test_command_and_an_older_commit(docker_engine, tmp_path):
     check_selection_and_instance(
         samples.get("php-slugify"), tmp_path / "b",
         ["SlugifyTest::testExamples with data set #1", "TruncateTest::testCutsLongText"])
+
+
+@pytest.mark.parametrize("version, constraint, ok", [
+    ("9.6.7", "^10.3", False), ("11.5.2", "^10.3", False), ("10.5.1", "^10.3", True),
+    ("9.6.7", "^4.8.35 || ^5.7 || ^6.0 || ^8.5.13", False),
+    ("8.5.20", "^4.8.35 || ^5.7 || ^6.0 || ^8.5.13", True),
+    ("9.6.7", "^9", True), ("9.6.7", ">=7 <10", True), ("9.6.7", ">=8.5,<10", True),
+    ("9.6.7", "~9.6", True), ("9.6.7", "~9.5.0", False), ("9.6.7", "9.*", True),
+    ("9.6.7", "^9.5 | ^10", True), ("11.5.2", "^9.5 | ^10", False),
+    ("9.6.7", "dev-main", True), ("9.6.7", "*", True), ("9.6.7", "^0.3", False),
+])
+def test_composer_constraints(version, constraint, ok):
+    from repolaunch.languages.php import satisfies
+    assert satisfies(version, constraint) is ok
+
+
+def test_phpunit_outside_the_constraint_is_noted(tmp_path):
+    from repolaunch.languages.php import toolchain_note
+    (tmp_path / "composer.json").write_text(json.dumps(
+        {"require-dev": {"phpunit/phpunit": "^10.3"}}))
+    note = toolchain_note(tmp_path, "bookworm")
+    assert note.startswith("toolchain: phpunit outside constraint '^10.3': bookworm ships 9.6")
+    assert "newer" in note and "trixie" in note
+    assert needs_install(tmp_path)  # composer may fetch a PHPUnit that fits
+    plan = get("php").plan(tmp_path, Detection(primary=Language.PHP))
+    assert any(n.startswith("toolchain: phpunit") for n in plan.notes)
+    (tmp_path / "composer.json").write_text(json.dumps(
+        {"require-dev": {"phpunit/phpunit": "^6.0 || ^8.5.13"}}))
+    assert "older" in toolchain_note(tmp_path, "bookworm")
+    assert toolchain_note(tmp_path, "bullseye")  # 9.5 is outside too
+    (tmp_path / "composer.json").write_text(json.dumps(
+        {"require-dev": {"phpunit/phpunit": "^11"}}))
+    assert "suites that fit: trixie" in toolchain_note(tmp_path, "bookworm")
+    assert toolchain_note(tmp_path, "trixie") is None
+
+
+def test_install_fallback_dumps_autoload_dev_and_config_without_bootstrap(tmp_path):
+    (tmp_path / "composer.json").write_text(json.dumps(
+        {"require": {"psr/log": "^3"}, "autoload-dev": {"psr-4": {"T\\": "test/"}}}))
+    (tmp_path / "phpunit.xml.dist").write_text('<phpunit colors="true"><testsuites/></phpunit>')
+    plan = get("php").plan(tmp_path, Detection(primary=Language.PHP))
+    assert plan.setup_steps[0].endswith(
+        "|| composer dump-autoload --dev || composer dump-autoload")
+    assert "composer dump-autoload --dev -q" in plan.test_command
+    assert ('[ "$PHPUNIT" = phpunit ] && [ -f vendor/autoload.php ] '
+            "&& B='--bootstrap vendor/autoload.php'") in plan.test_command
+    assert "$PHPUNIT $B --log-junit" in plan.test_command
+    (tmp_path / "phpunit.xml.dist").write_text(
+        '<phpunit\n  bootstrap="tests/bootstrap.php"><testsuites/></phpunit>')
+    plan = get("php").plan(tmp_path, Detection(primary=Language.PHP))
+    assert "--bootstrap" not in plan.test_command

@@ -83,3 +83,56 @@ def test_per_test_command_and_an_older_commit(docker_engine, tmp_path):
         samples.get("ruby-wordwrap"), tmp_path / "b",
         ["WordWrap.wrap breaks lines at the width",
          "WordWrap.wrap hyphenates words longer than the width"])
+
+
+def _write(root, files):
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+TEST_UNIT_REPO = {
+    "Gemfile": "source 'https://rubygems.org'\ngemspec\ngem 'rake'\ngem 'minitest'\n"
+               "gem 'test-unit'\ngem 'pry'\ngem 'rubocop', '1.0'\ngem 'rspec-pending_for'\n",
+    "x.gemspec": "Gem::Specification.new do |s|\n  s.add_dependency 'logger'\n"
+                 "  s.add_development_dependency \"activesupport\"\nend\n",
+    "Rakefile": "require 'rake/testtask'\nRake::TestTask.new(:test)\n",
+    "test/test_x.rb": "require 'test/unit'\nclass TC_X < Test::Unit::TestCase\nend\n",
+}
+
+
+def test_test_unit_is_a_framework_of_its_own(tmp_path):
+    repo = _write(tmp_path, TEST_UNIT_REPO)
+    for det in ({}, {"test_framework": "test-unit"}):
+        plan = get("ruby").plan(repo, Detection(primary=Language.RUBY, **det))
+        assert (plan.test_framework, plan.report_format) == ("test-unit", "testunit")
+        assert 'rake test TESTOPTS="-v"' in plan.test_command
+        assert "ruby-test-unit" in plan.setup_steps[0]
+        cmd = plan.per_test_command.format(tests="'TC_X#test_a' 'TC_X::ctx#test: b'")
+        assert "-t '/(\\A|::)($T)\\z/'" in cmd and "-n '/\\A($N)\\z/'" in cmd
+        reports.format_info(plan.report_format)
+
+
+def test_rubygems_out_of_reach_installs_debian_packages(tmp_path):
+    from repolaunch.languages.ruby import debian_packages, gem_names
+    repo = _write(tmp_path, TEST_UNIT_REPO)
+    gems = gem_names(repo)
+    assert gems == ["rake", "minitest", "test-unit", "pry", "rubocop", "rspec-pending_for",
+                    "logger", "activesupport"]
+    assert debian_packages(gems) == ["rake", "ruby-minitest", "ruby-test-unit", "pry",
+                                     "ruby-rspec-pending-for", "ruby-logger",
+                                     "ruby-activesupport"]  # rubocop: a tool, left out
+    plan = get("ruby").plan(repo, Detection(primary=Language.RUBY))
+    step = plan.setup_steps[-1]
+    assert step.startswith("bundle install --local || timeout 900 bundle install || {")
+    assert "apt-cache show" in step and "--no-install-recommends" in step
+    assert "bundle install --local; }" in step and "using the system gems" in step
+
+
+def test_minitest_with_test_unit_in_the_gemfile_stays_minitest(tmp_path):
+    repo = _write(tmp_path, {**TEST_UNIT_REPO, "test/test_x.rb":
+                             "require 'minitest/autorun'\nclass X < Minitest::Test\nend\n"})
+    plan = get("ruby").plan(repo, Detection(primary=Language.RUBY))
+    assert (plan.test_framework, plan.report_format) == ("minitest", "minitest")
