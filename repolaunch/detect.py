@@ -308,13 +308,61 @@ def _all_deps(pkg: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def _is_typescript(tree: _Tree) -> bool:
-    ts_sources = tree.bytes_by_lang.get(Language.TYPESCRIPT, 0)
-    if not ts_sources:
-        return False
-    if tree.has("tsconfig.json") or any(f.startswith("tsconfig.") for f in tree.files):
+_TS_EXTS = (".ts", ".tsx", ".mts", ".cts")  # ".d.ts" is its own extension: never counted
+_JS_EXTS = (".js", ".mjs", ".cjs", ".jsx")
+_TYPE_TEST_DIRS = frozenset({"test-d", "tests-d", "type-test", "type-tests", "types-test",
+                             "types-tests", "typetests", "typings-test"})
+_TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs"})
+# The TypeScript share of the JS + TS bytes (type tests and declarations left out) a package
+# with TypeScript tooling needs to be TypeScript: a JavaScript package that type-checks its
+# declarations (a tests/types/tsconfig.json, an index.test-d.ts, typescript for tsd) is not.
+MIN_TS_SHARE = 0.2
+
+
+def _is_type_test(rel: str) -> bool:
+    """A type test (tsd's ``*.test-d.ts``, ``test-d/``, ``tests/types/``): checks the
+    declarations of a package, says nothing about the language it is written in."""
+    parts = rel.lower().split("/")
+    name = parts[-1]
+    if re.search(r"\.test-d\.[cm]?tsx?$", name):
         return True
-    return "typescript" in _all_deps(_package_json(tree))
+    dirs = parts[:-1]
+    if any(d in _TYPE_TEST_DIRS for d in dirs):
+        return True
+    return any(d in ("types", "typings", "type") and i and dirs[i - 1] in _TEST_DIRS
+               for i, d in enumerate(dirs))
+
+
+def _node_source_bytes(tree: _Tree) -> tuple[int, int]:
+    """(TypeScript, JavaScript) source bytes, without declarations and type tests."""
+    def size(rels: list[str]) -> int:
+        total = 0
+        for rel in rels:
+            if ".min." in rel.rsplit("/", 1)[-1] or rel.startswith(".github/"):
+                continue
+            if _is_type_test(rel):
+                continue
+            try:
+                n = os.path.getsize(tree.root / rel)
+            except OSError:
+                continue
+            if n <= MAX_FILE_BYTES:
+                total += n
+        return total
+
+    return size(tree.with_ext(*_TS_EXTS)), size(tree.with_ext(*_JS_EXTS))
+
+
+def _is_typescript(tree: _Tree) -> bool:
+    """TypeScript tooling (a root ``tsconfig*.json`` or a ``typescript`` dependency) and
+    TypeScript sources that are a real part of the JS + TS bytes (`MIN_TS_SHARE`)."""
+    if not tree.bytes_by_lang.get(Language.TYPESCRIPT, 0):
+        return False
+    root_tsconfig = any(f.startswith("tsconfig.") and f.endswith(".json") for f in tree.files)
+    if not root_tsconfig and "typescript" not in _all_deps(_package_json(tree)):
+        return False
+    ts, js = _node_source_bytes(tree)
+    return ts > 0 and ts >= MIN_TS_SHARE * (ts + js)
 
 
 def _primary(tree: _Tree) -> tuple[Language, dict[Language, float]]:
@@ -735,11 +783,26 @@ def _ruby(tree: _Tree) -> _Facts:
     if tree.has(".rspec") or (specs and (re.search(r"rspec", deps) or len(specs) >= len(tests))):
         f.test_framework = "rspec"
         f.cite(".rspec" if tree.has(".rspec") else specs[0])
+    elif (unit := _ruby_unit_framework(tree, rb)):
+        f.test_framework = unit  # the test files say which (a Gemfile often lists both)
     elif re.search(r"test-unit|test/unit", deps + rake) and not re.search(r"minitest", deps):
         f.test_framework = "test-unit"
     elif tests or re.search(r"minitest|Rake::TestTask", deps + rake):
         f.test_framework = "minitest"
     return f
+
+
+def _ruby_unit_framework(tree: _Tree, rb: list[str]) -> str | None:
+    """'test-unit' or 'minitest' by what the files under test/ require and subclass."""
+    tu = mt = 0
+    for p in [p for p in rb if p.startswith("test/")][:300]:
+        text = tree.read(p, 200_000)
+        tu += bool(re.search(r"""require\s*\(?\s*['"]test/unit['"]|Test::Unit::TestCase""", text))
+        mt += bool(re.search(r"""require\s*\(?\s*['"]minitest(/[\w/]+)?['"]|"""
+                             r"Mini[Tt]est::(Test|Spec)\b|MiniTest::Unit::TestCase", text))
+    if tu == mt:
+        return None
+    return "test-unit" if tu > mt else "minitest"
 
 
 # --------------------------------------------------------------------------- CI hints

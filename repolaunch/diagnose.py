@@ -144,7 +144,8 @@ def _java_version(m, plan, phase, step):
 
 
 @rule(r"npm ERR! code EBADENGINE|The engine \"node\" is incompatible|"
-      r"SyntaxError: Unexpected token '(?:\?\?=|\|\|=|&&=|#)'")
+      r"SyntaxError: Unexpected token '(?:\?\?=|\|\|=|&&=|#)'|"
+      r"ReferenceError: (?:crypto|structuredClone|fetch) is not defined")
 def _node_version(m, plan, phase, step):
     yield Action("suite", "trixie", "the repository wants a newer Node.js (20)")
 

@@ -7,12 +7,16 @@ JEST_JSON_JQ_TRANSFORM prints; the file is not part of it, nor are empty titles
 failed -> FAILED, pending/skipped/todo/disabled -> SKIPPED.
 
 A test file that failed to run (syntax error, missing module) has no assertion results;
-it becomes an ERROR result whose id is the file path, and a ``suite-failed`` warning.
+it becomes an ERROR result whose id is the file path, and a ``suite-failed`` warning. A
+file that ran but holds no tests (a data module matching the runner's file pattern: Vitest's
+"No test suite found in file", Jest's "Your test suite must contain at least one test") is
+not a test: it becomes only an ``empty-file`` warning.
 A truncated document (capped output) is salvaged assertion by assertion.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from envs.models import TestStatus
@@ -65,6 +69,11 @@ def _add_assertion(ctx: ParseContext, assertion: Any) -> None:
     )
 
 
+_NO_TESTS = re.compile(
+    r"No test suite found in file|Your test suite must contain at least one test", re.I
+)
+
+
 def _is_report(doc: Any) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("testResults"), list)
 
@@ -97,6 +106,9 @@ def _parse(text: str, ctx: ParseContext, what: str) -> None:
         ):
             name = as_str(suite.get("name")) or "<unnamed test file>"
             message = strip_ansi(as_str(suite.get("message"))).strip() or "test file failed to run"
+            if not assertions and _NO_TESTS.search(message):
+                ctx.warn("empty-file", f"{name}: no tests in the file; not counted")
+                continue
             ctx.add(name, TestStatus.ERROR, message=message)
             ctx.warn("suite-failed", f"{name}: {message.splitlines()[0]}")
 

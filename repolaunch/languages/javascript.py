@@ -1,4 +1,5 @@
-"""JavaScript: npm / yarn / pnpm setup, and node's test runner, Jest, Mocha or Vitest.
+"""JavaScript: npm / yarn / pnpm setup, and node's test runner, Jest, Mocha, Vitest, AVA,
+node-tap or tape.
 
 Setup (network on): ``npm ci`` when a package-lock is committed; otherwise ``npm install``
 resolved as of the checked-out commit's date (``--before``, npm's time machine) and without
@@ -10,13 +11,26 @@ repository's own arguments from ``scripts.test`` (paths, ``--config``), plus a s
 reporter writing to `REPORT_DIR`:
 
 - node's runner: ``node --test --test-reporter=tap --test-reporter-destination=FILE``;
-- Jest: ``--ci --json --outputFile=FILE``;
-- Vitest: ``run --reporter=json --outputFile=FILE``;
-- Mocha: ``--reporter json --reporter-option output=FILE``.
+- Jest: ``--ci --json --outputFile=FILE --passWithNoTests``;
+- Vitest: ``run --reporter=json --outputFile=FILE --passWithNoTests`` (a tree or a filter
+  with no test files is not a failure; a data module matching the runner's file pattern is
+  left out by the report parser);
+- Mocha: ``--reporter json --reporter-option output=FILE``;
+- AVA: ``--tap``, node-tap: ``--reporter=tap``, tape (TAP is all it prints): stdout into FILE.
+
+A runner ``scripts.test`` names that none of these is gets node's runner anyway, and a
+plan note that says so. Words of ``scripts.test`` that are unquoted globs (``test/*.ts``)
+stay unquoted, so the shell expands them as it does for ``npm test`` (node 18 does not
+expand globs itself).
 
 The per-test template turns test ids (``suite > test``) into the runner's name filter: a
 regex of the full names for Jest / Vitest / Mocha (``-t`` / ``--grep``), of the leaf names
-for node's runner (``--test-name-pattern`` matches a test's own name).
+for node's runner (``--test-name-pattern`` matches a test's own name), of the top-level
+names for node-tap (``--grep`` filters level by level), one ``--match`` per title for AVA;
+tape has no name filter (no per-test template).
+
+``engines.node`` is checked against the Node.js of each Debian suite (`NODE_BY_SUITE`); a
+range the default suite's Node does not meet gets a plan note naming the suite that fits.
 
 The plan relies on nothing outside the tree but ``node_modules`` (and, for TypeScript, the
 build output), which the repository's ``.gitignore`` keeps through ``git clean -fd``.
@@ -32,12 +46,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from envs.config import get_settings
 from envs.models import Language
 from repolaunch.detect import Detection
 from repolaunch.languages import Plan, register
 
 REPORT_DIR = "/tmp/envfactory-tests"
-FRAMEWORKS = ("node-test", "jest", "vitest", "mocha")
+FRAMEWORKS = ("node-test", "jest", "vitest", "mocha", "ava", "tap", "tape")
+# Runners detection knows that have no plan here (they get node's runner and a note).
+UNPLANNED = ("jasmine", "uvu")
+# The Node.js (major, minor) of Debian's nodejs package per suite.
+NODE_BY_SUITE = {"bullseye": (12, 22), "bookworm": (18, 20), "trixie": (20, 19)}
 DEPENDENCY_FILES = ("package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
                     "pnpm-lock.yaml", ".npmrc", ".yarnrc", ".yarnrc.yml", ".nvmrc",
                     "*/package.json", "packages/*/package.json")
@@ -54,9 +73,10 @@ _SHELL_OPS = {"&&", "||", ";", "|", "&"}
 # Turns shell-quoted test ids into a runner's name regex (printed on stdout).
 _PATTERN_JS = (
     "const e=s=>s.replace(/[.*+?^${}()|[\\]\\\\\\/]/g,'\\\\$&');"
-    "const leaf=process.env.EF_LEAF==='1';"
-    "const ids=process.argv.slice(1).map(i=>leaf?i.split(' > ').pop():i.split(' > ').join(' '));"
-    "process.stdout.write((leaf?'^(?:':'(?:^| )(?:')+ids.map(e).join('|')+')$')"
+    "const leaf=process.env.EF_LEAF==='1',top=process.env.EF_TOP==='1';"
+    "const ids=process.argv.slice(1).map(i=>leaf?i.split(' > ').pop():"
+    "top?i.split(' > ')[0]:i.split(' > ').join(' '));"
+    "process.stdout.write((leaf||top?'^(?:':'(?:^| )(?:')+ids.map(e).join('|')+')$')"
 )
 
 
@@ -108,31 +128,131 @@ def framework(detection: Detection, pkg: dict[str, Any]) -> str:
     if fw in FRAMEWORKS:
         return fw
     deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
-    for name in ("vitest", "jest", "mocha"):
-        if name in deps:
-            return name
+    if fw not in UNPLANNED:
+        for name in ("vitest", "jest", "mocha", "ava", "tap", "tape"):
+            if name in deps:
+                return name
     return "node-test"
+
+
+def test_script(pkg: dict[str, Any]) -> str:
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    script = str(scripts.get("test", ""))
+    return "" if "no test specified" in script else script
+
+
+def framework_notes(detection: Detection, pkg: dict[str, Any], fw: str) -> tuple[str, ...]:
+    """A note when node's runner stands in for a runner ``scripts.test`` names."""
+    if fw != "node-test":
+        return ()
+    script = test_script(pkg)
+    named = detection.test_framework or ""
+    if named in UNPLANNED:
+        return (f"scripts.test runs {named}, which has no plan here; trying node --test",)
+    if script and not re.search(r"\bnode\b[^;&|]*\s--test\b", script):
+        return (f"scripts.test ({script[:120]!r}) names no test runner envfactory knows; "
+                "trying node --test",)
+    return ()
+
+
+class ShellWord(str):
+    """A word of ``scripts.test`` whose shell text is kept as written (an unquoted glob)."""
+
+    raw: str
+
+    def __new__(cls, value: str, raw: str) -> ShellWord:
+        word = super().__new__(cls, value)
+        word.raw = raw
+        return word
+
+
+_GLOB = frozenset("*?[")
+_RAW_SAFE = re.compile(r"[A-Za-z0-9_\-./=:,@%+*?\[\]!^~{}]")
+
+
+def split_script(script: str) -> list[str]:
+    """``shlex.split`` that keeps words with unquoted glob characters as `ShellWord`."""
+    words: list[str] = []
+    value: list[str] = []
+    raw: list[str] = []
+    glob = False
+    safe = True  # every unquoted character is harmless outside the script's own context
+    in_word = False
+    i, n = 0, len(script)
+    while i < n:
+        c = script[i]
+        if c in " \t\n":
+            if in_word:
+                text = "".join(value)
+                words.append(ShellWord(text, "".join(raw)) if glob and safe else text)
+                value, raw, glob, safe, in_word = [], [], False, True, False
+            i += 1
+            continue
+        in_word = True
+        if c == "'":
+            end = script.find("'", i + 1)
+            if end < 0:
+                raise ValueError("no closing quotation")
+            value.append(script[i + 1:end])
+            raw.append(script[i:end + 1])
+            i = end + 1
+        elif c == '"':
+            j = i + 1
+            chunk: list[str] = []
+            while j < n and script[j] != '"':
+                if script[j] == "\\" and j + 1 < n and script[j + 1] in '"\\$`\n':
+                    chunk.append(script[j + 1])
+                    j += 2
+                    continue
+                if script[j] in "$`":
+                    safe = False
+                chunk.append(script[j])
+                j += 1
+            if j >= n:
+                raise ValueError("no closing quotation")
+            value.append("".join(chunk))
+            raw.append(script[i:j + 1])
+            i = j + 1
+        elif c == "\\":
+            if i + 1 >= n:
+                raise ValueError("no escaped character")
+            value.append(script[i + 1])
+            raw.append(script[i:i + 2])
+            i += 2
+        else:
+            glob = glob or c in _GLOB
+            safe = safe and bool(_RAW_SAFE.fullmatch(c))
+            value.append(c)
+            raw.append(c)
+            i += 1
+    if in_word:
+        text = "".join(value)
+        words.append(ShellWord(text, "".join(raw)) if glob and safe else text)
+    return words
 
 
 def script_args(pkg: dict[str, Any], runner: str) -> list[str]:
     """The arguments ``scripts.test`` passes to `runner` (its paths, --config, ...)."""
-    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
-    script = str(scripts.get("test", ""))
+    script = test_script(pkg)
     try:
-        words = shlex.split(script)
+        words = split_script(script)
     except ValueError:
         return []
+    before: list[str] = []
     if runner == "node-test":
         idx = next((i for i, w in enumerate(words) if w == "--test"), None)
-        if idx is None or "node" not in words[:idx]:
+        node = next((i for i in range((idx or 0) - 1, -1, -1)
+                     if words[i].rsplit("/", 1)[-1] == "node"), None)
+        if idx is None or node is None or any(w in _SHELL_OPS for w in words[node:idx]):
             return []
+        before = words[node + 1:idx]  # node's own options: --import tsx, --loader, ...
         start = idx + 1
     else:
         idx = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] == runner), None)
         if idx is None:
             return []
         start = idx + 1
-    out: list[str] = []
+    out: list[str] = list(before)
     for w in words[start:]:
         if w in _SHELL_OPS or w.startswith((">", "<", "2>")):
             break
@@ -143,13 +263,19 @@ def script_args(pkg: dict[str, Any], runner: str) -> list[str]:
 _REPORT_FLAGS = {  # flags we set ourselves (with their values)
     "node-test": ("--test-reporter", "--test-reporter-destination"),
     "jest": ("--json", "--outputFile", "--watch", "--watchAll", "--coverage", "--ci",
-             "--reporters", "--silent"),
-    "vitest": ("--reporter", "--outputFile", "--watch", "--coverage", "--ui"),
+             "--reporters", "--silent", "--passWithNoTests"),
+    "vitest": ("--reporter", "--outputFile", "--watch", "--coverage", "--ui",
+               "--passWithNoTests"),
     "mocha": ("--reporter", "-R", "--reporter-option", "--reporter-options", "-O", "--watch",
               "-w"),
+    "ava": ("--tap", "-t", "--verbose", "-v", "--watch", "-w", "--reset-cache"),
+    "tap": ("--reporter", "-R", "--reporter-file", "--reporter-arg", "--watch", "-w",
+            "--coverage-report", "--show-full-coverage"),
+    "tape": (),
 }
 _TAKES_VALUE = {"--test-reporter", "--test-reporter-destination", "--outputFile", "--reporters",
-                "--reporter", "-R", "--reporter-option", "--reporter-options", "-O"}
+                "--reporter", "-R", "--reporter-option", "--reporter-options", "-O",
+                "--reporter-file", "--reporter-arg", "--coverage-report"}
 
 
 def _drop_reporting(args: list[str], runner: str) -> list[str]:
@@ -174,9 +300,23 @@ def _bin(name: str) -> str:
     return f"./node_modules/.bin/{name}"
 
 
+def shell_words(args: list[str]) -> str:
+    """`args` as shell text: quoted, but a `ShellWord` (an unquoted glob) as written."""
+    return " ".join(a.raw if isinstance(a, ShellWord) else shlex.quote(a) for a in args)
+
+
+# Prints a "--match 'title'" word per test id for AVA (ids end in the title; AVA prefixes
+# the file, "file › title", when it runs several).
+_AVA_MATCH_JS = (
+    "const q=s=>\"'\"+s.replace(/'/g,\"'\\\\''\")+\"'\";"
+    "process.stdout.write(process.argv.slice(1).map(i=>'--match '+q(i.split(' > ').pop()"
+    ".split(' \u203a ').pop())).join(' '))"
+)
+
+
 def runner_commands(fw: str, args: list[str], report: str) -> tuple[str, str, str]:
     """(test command, per-test template, report format) for a framework."""
-    rest = " ".join(shlex.quote(a) for a in args)
+    rest = shell_words(args)
     rest = f" {rest}" if rest else ""
     pattern = f"node -e {shlex.quote(_PATTERN_JS)} --"
     if fw == "node-test":
@@ -186,16 +326,29 @@ def runner_commands(fw: str, args: list[str], report: str) -> tuple[str, str, st
                 f'P=$(EF_LEAF=1 {pattern} {{tests}}) && {base} --test-name-pattern="$P"{rest}',
                 "tap")
     if fw == "jest":
-        base = f"{_bin('jest')} --ci --json --outputFile={report}"
+        base = f"{_bin('jest')} --ci --json --outputFile={report} --passWithNoTests"
         return f"{base}{rest}", f'P=$({pattern} {{tests}}) && {base} -t "$P"{rest}', "jest-json"
     if fw == "vitest":
-        base = f"{_bin('vitest')} run --reporter=json --outputFile={report}"
+        base = f"{_bin('vitest')} run --reporter=json --outputFile={report} --passWithNoTests"
         return (f"{base}{rest}", f'P=$({pattern} {{tests}}) && {base} -t "$P"{rest}',
                 "vitest-json")
     if fw == "mocha":
         base = f"{_bin('mocha')} --reporter json --reporter-option output={report}"
         return (f"{base}{rest}", f'P=$({pattern} {{tests}}) && {base} --grep "$P"{rest}',
                 "mocha-json")
+    if fw == "ava":
+        base = f"{_bin('ava')} --tap"
+        match = f"node -e {shlex.quote(_AVA_MATCH_JS)} --"
+        return (f"{base}{rest} > {report}",
+                f'M=$({match} {{tests}}) && eval "set -- $M" && {base} "$@"{rest} > {report}',
+                "tap")
+    if fw == "tap":
+        base = f"{_bin('tap')} --reporter=tap"
+        return (f"{base}{rest} > {report}",
+                f'P=$(EF_TOP=1 {pattern} {{tests}}) && {base} --grep="$P"{rest} > {report}',
+                "tap")
+    if fw == "tape":
+        return f"{_bin('tape')}{rest} > {report}", "", "tap"
     raise ValueError(f"unsupported JavaScript test framework {fw!r}; known: {FRAMEWORKS}")
 
 
@@ -203,7 +356,7 @@ def make_plan(repo: Path, detection: Detection, language: Language,
               build: str = "") -> Plan:
     pkg = package_json(repo)
     fw = framework(detection, pkg)
-    ext = "tap" if fw == "node-test" else "json"
+    ext = "tap" if fw in ("node-test", "ava", "tap", "tape") else "json"
     report = f"{REPORT_DIR}/report.{ext}"
     args = script_args(pkg, fw)
     test, per_test, fmt = runner_commands(fw, args, report)
@@ -211,9 +364,19 @@ def make_plan(repo: Path, detection: Detection, language: Language,
     if build:
         prelude += f"{{ {build}; }} && "
     steps, notes = setup_steps(repo, detection)
+    notes = (*notes, *framework_notes(detection, pkg, fw))
+    if fw == "tape":
+        notes = (*notes, "tape has no test-name filter: no per-test command")
     engines = pkg.get("engines") if isinstance(pkg.get("engines"), dict) else {}
     if engines.get("node"):
-        notes = (*notes, f"engines.node {engines['node']}; the image has Node 18")
+        notes = (*notes, engines_note(str(engines["node"])))
+    locked = locked_runner_engines(repo, fw)
+    if locked:
+        version, spec = locked
+        note = engines_note(spec)
+        if "fits (suite:" in note or "no Debian suite" in note:
+            notes = (*notes, note.replace("engines.node", f"{fw} {version} (locked) needs node",
+                                          1))
     manager = detection.package_manager or detection.build_system
     if manager not in ("npm", "yarn", "pnpm"):
         manager = "npm"
@@ -226,11 +389,115 @@ def make_plan(repo: Path, detection: Detection, language: Language,
         test_command=prelude + test,
         report_format=fmt,
         report_path=report,
-        per_test_command=prelude + per_test,
+        per_test_command=prelude + per_test if per_test else "",
         env=dict(ENV),
         dependency_files=DEPENDENCY_FILES,
         notes=notes,
     )
+
+
+_COMPARATOR = re.compile(
+    r"(>=|<=|>|<|=|\^|~>?)?\s*v?(\d+|[xX*])(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?:[-+][\w.]*)?")
+
+
+def _comparator_fits(op: str, parts: list[str], have: tuple[int, int]) -> bool:
+    nums: list[int] = []
+    for p in parts:  # the leading numbers: "20.x" is 20
+        if not p.isdigit():
+            break
+        nums.append(int(p))
+    known = len(nums)
+    if not nums:
+        return True  # "*", "x"
+    v = (have[0], have[1], 0)
+    low = tuple([*nums, 0, 0][:3])
+    if op in ("", "="):
+        return v[:known] == tuple(nums)[:known] if known < 3 else v == low
+    if op == "^":
+        if nums[0] > 0 or known == 1:
+            return v >= low and v[0] == nums[0]
+        return v >= low and v[:2] == (0, nums[1])
+    if op in ("~", "~>"):
+        return v >= low and (v[0] == nums[0] if known == 1 else v[:2] == tuple(nums[:2]))
+    if op == ">=":
+        return v >= low
+    if op == "<":
+        return v < low
+    if op == ">":  # a partial version is a whole range: >20 is >=21
+        return v[:known] > tuple(nums) if known < 3 else v > low
+    if op == "<=":
+        return v[:known] <= tuple(nums) if known < 3 else v <= low
+    return True
+
+
+def node_range_fits(spec: str, have: tuple[int, int]) -> bool | None:
+    """Whether Node.js `have` (major, minor) satisfies the npm range `spec`; None when the
+    range is not one this reads (tags, URLs)."""
+    spec = spec.strip()
+    if spec in ("", "*", "x", "latest", "lts", "current", "node"):
+        return True
+    for alt in spec.split("||"):
+        alt = re.sub(r"(\S+)\s+-\s+(\S+)", r">=\1 <=\2", alt.strip())
+        if not alt:
+            return True
+        pos, ok = 0, True
+        matched = False
+        for m in _COMPARATOR.finditer(alt):
+            if alt[pos:m.start()].strip(" ,"):
+                return None
+            pos = m.end()
+            matched = True
+            parts = [p for p in m.groups()[1:] if p is not None]
+            ok = ok and _comparator_fits(m.group(1) or "", parts, have)
+        if not matched or alt[pos:].strip(" ,"):
+            return None
+        if ok:
+            return True
+    return False
+
+
+def node_suites(spec: str) -> list[str] | None:
+    """The Debian suites whose Node.js meets ``engines.node`` (oldest first), or None."""
+    fits = {suite: node_range_fits(spec, have) for suite, have in NODE_BY_SUITE.items()}
+    if any(v is None for v in fits.values()):
+        return None
+    return [suite for suite, ok in fits.items() if ok]
+
+
+def locked_runner_engines(repo: Path, fw: str) -> tuple[str, str] | None:
+    """(version, engines.node) of the test runner the committed npm lockfile pins: a
+    runner newer than the image's Node (node-tap 18+ wants Node 20) fails to start."""
+    if fw == "node-test":
+        return None
+    for name in ("package-lock.json", "npm-shrinkwrap.json"):
+        try:
+            doc = json.loads((repo / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        packages = doc.get("packages") if isinstance(doc, dict) else None
+        entry = packages.get(f"node_modules/{fw}") if isinstance(packages, dict) else None
+        engines = entry.get("engines") if isinstance(entry, dict) else None
+        node = engines.get("node") if isinstance(engines, dict) else None
+        if isinstance(node, str) and node.strip():
+            return str(entry.get("version", "?")), node
+    return None
+
+
+def engines_note(spec: str) -> str:
+    suite = get_settings().debian_suite
+    have = NODE_BY_SUITE.get(suite)
+    fits = node_suites(spec)
+    node = f"Node {have[0]}" if have else "its Node"
+    if fits is None or have is None:
+        return f"engines.node {spec}; the {suite} image has {node}"
+    if suite in fits:
+        return f"engines.node {spec}: the {suite} image's {node} fits"
+    if not fits:
+        return f"engines.node {spec}: no Debian suite's Node fits; the {suite} image has {node}"
+    newer = [s for s in fits if NODE_BY_SUITE[s] > have] or fits
+    want = newer[0]
+    return (f"engines.node {spec}: the {suite} image's {node} is outside it; Debian {want} "
+            f"(Node {NODE_BY_SUITE[want][0]}) fits (suite: {want})")
 
 
 @register("javascript")

@@ -7,7 +7,9 @@ run: the build directory is git-ignored and survives ``git checkout -f && git cl
 then compiles with the repository's own ``tsc`` (``node_modules/.bin/tsc``), or the image's
 ``tsc`` when the repository has none. Type errors do not stop the run (``tsc`` still emits),
 they are reported on stderr. Node's runner is pointed at ``outDir`` unless ``scripts.test``
-names its own paths.
+names its own paths. A ``scripts.test`` that has node load ``.ts`` itself (``--import tsx``,
+``--loader ts-node/esm``, ``-r ts-node/register``, ``--experimental-strip-types``) needs no
+compile step either.
 """
 
 from __future__ import annotations
@@ -20,9 +22,31 @@ from pathlib import Path
 from envs.models import Language
 from repolaunch.detect import Detection
 from repolaunch.languages import Plan, register
-from repolaunch.languages.javascript import framework, make_plan, package_json, strip_jsonc
+from repolaunch.languages.javascript import (
+    framework,
+    make_plan,
+    package_json,
+    script_args,
+    strip_jsonc,
+)
 
 NEEDS_BUILD = ("node-test", "mocha")
+_LOADER_FLAGS = ("--import", "--loader", "--experimental-loader", "--require", "-r")
+_TS_LOADERS = ("tsx", "ts-node", "@swc-node/register", "esbuild-register", "@esbuild-kit")
+
+
+def loads_typescript(args: list[str]) -> bool:
+    """Whether the runner's own arguments make node load ``.ts`` files itself."""
+    for i, a in enumerate(args):
+        if a in ("--experimental-strip-types", "--experimental-transform-types"):
+            return True
+        name, eq, value = a.partition("=")
+        if name not in _LOADER_FLAGS:
+            continue
+        value = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+        if value.startswith(_TS_LOADERS):
+            return True
+    return False
 
 
 def tsconfig_path(repo: Path, detection: Detection) -> str | None:
@@ -64,7 +88,7 @@ class TypeScriptPlugin:
         tsconfig = tsconfig_path(repo, detection)
         build = ""
         outdir = None
-        if fw in NEEDS_BUILD and tsconfig:
+        if fw in NEEDS_BUILD and tsconfig and not loads_typescript(script_args(pkg, fw)):
             outdir = out_dir(repo, tsconfig)
             build = build_command(tsconfig, outdir)
         plan = make_plan(repo, detection, Language.TYPESCRIPT, build=build)
@@ -81,6 +105,4 @@ class TypeScriptPlugin:
 
 
 def _has_script_paths(pkg: dict) -> bool:
-    from repolaunch.languages.javascript import script_args
-
     return any(not a.startswith("-") for a in script_args(pkg, "node-test"))

@@ -280,6 +280,33 @@ def test_declaration_files_do_not_make_typescript(tmp_path):
     assert d.primary is L.JAVASCRIPT
 
 
+def test_type_tests_do_not_make_typescript(tmp_path):
+    # A JavaScript package that type-checks its declarations (dotenv: tests/types/test.ts with
+    # its own tsconfig and a typescript devDependency; tsd's index.test-d.ts) is JavaScript.
+    base = {"package.json": pkg(devDependencies={"typescript": "^5", "tap": "^19"}),
+            "lib/main.js": JS_SRC * 5, "lib/main.d.ts": TS_SRC}
+    d = det(tmp_path / "1", {**base, "tests/types/test.ts": TS_SRC,
+                             "tests/types/tsconfig.json": "{}"})
+    assert d.primary is L.JAVASCRIPT
+    assert d.test_framework == "tap"
+    d = det(tmp_path / "2", {**base, "index.test-d.ts": TS_SRC * 3, "test-d/more.ts": TS_SRC})
+    assert d.primary is L.JAVASCRIPT
+
+
+def test_a_sliver_of_typescript_does_not_make_typescript(tmp_path):
+    # a typescript dependency and one small .ts file in a big JavaScript package
+    files = {"package.json": pkg(devDependencies={"typescript": "^5"}),
+             "lib/a.js": JS_SRC * 40, "examples/demo.ts": TS_SRC}
+    assert det(tmp_path / "1", files).primary is L.JAVASCRIPT
+    # with a root tsconfig and TypeScript sources that matter it is TypeScript
+    files = {**files, "tsconfig.json": "{}", "src/index.ts": TS_SRC * 20}
+    assert det(tmp_path / "2", files).primary is L.TYPESCRIPT
+    # a tsconfig only below the root (a type-test or example project) is no TS tooling
+    files = {"package.json": pkg(name="a"), "lib/a.js": JS_SRC, "src/b.ts": TS_SRC,
+             "examples/tsconfig.json": "{}"}
+    assert det(tmp_path / "3", files).primary is L.JAVASCRIPT
+
+
 def test_build_files_outweigh_helper_scripts(tmp_path):
     # a Go module with a bigger Python helper script is still Go
     d = det(tmp_path, {"go.mod": "module a\n\ngo 1.22\n", "a.go": GO_SRC,
@@ -469,3 +496,19 @@ def test_every_sample_detected_as_declared(tmp_path, name):
     d = detect(repo)
     assert (d.primary, d.build_system, d.test_framework) == (
         sample.language, sample.build_system, sample.test_framework), d.evidence
+
+
+@pytest.mark.parametrize("files, framework", [
+    # a Gemfile listing both: the test files decide
+    ({"Gemfile": "gem 'minitest'\ngem 'test-unit'\n",
+      "test/test_a.rb": "require 'test/unit'\nclass TC_A < Test::Unit::TestCase\nend\n"},
+     "test-unit"),
+    ({"Gemfile": "gem 'minitest'\ngem 'test-unit'\n",
+      "test/test_a.rb": "require 'minitest/autorun'\nclass A < Minitest::Test\nend\n"},
+     "minitest"),
+    ({"Gemfile": "gem 'test-unit'\n", "test/helper.rb": "require 'minitest/autorun'\n",
+      "test/a_test.rb": "class A < Minitest::Test\nend\n"}, "minitest"),
+])
+def test_ruby_unit_framework_from_the_test_files(tmp_path, files, framework):
+    d = det(tmp_path, {"lib/a.rb": RB_SRC, **files})
+    assert d.test_framework == framework

@@ -216,3 +216,54 @@ def test_vitest_1_empty_root_suite_title_is_not_part_of_the_id():
     )
     report = reports.parse("vitest-json", doc, exit_code=1)
     assert statuses(report) == {"calc > adds numbers": P, "top level test": F}
+
+
+@pytest.mark.parametrize(
+    "fmt, message",
+    [
+        ("vitest-json", "No test suite found in file /testbed/src/cases.spec.ts"),
+        (
+            "jest-json",
+            "\x1b[1m\x1b[31m  \x1b[1m● \x1b[22m\x1b[1mTest suite failed to run\n\n"
+            "    Your test suite must contain at least one test.",
+        ),
+    ],
+)
+def test_a_file_with_no_tests_is_a_warning_not_an_error(fmt, message):
+    # A data module matching the runner's file pattern (path-to-regexp's src/cases.spec.ts)
+    # is not a test that errored: it is left out, with a warning.
+    doc = {
+        "testResults": [
+            {
+                "assertionResults": [_assertion(["parse"], "works", "passed")],
+                "status": "passed",
+                "message": "",
+                "name": "/testbed/src/index.spec.ts",
+            },
+            {
+                "assertionResults": [],
+                "status": "failed",
+                "message": message,
+                "name": "/testbed/src/cases.spec.ts",
+            },
+        ]
+    }
+    report = reports.parse(fmt, json.dumps(doc), exit_code=1)
+    assert statuses(report) == {"parse > works": P}
+    assert report.warning_codes == ("empty-file",)
+
+
+def test_a_file_that_fails_to_run_is_still_an_error_even_if_it_mentions_no_tests():
+    # Only a file with no assertion results and the runner's own "no tests" message is empty.
+    doc = {
+        "testResults": [
+            {
+                "assertionResults": [],
+                "status": "failed",
+                "message": "SyntaxError: Unexpected token",
+                "name": "/testbed/src/broken.spec.ts",
+            }
+        ]
+    }
+    report = reports.parse("vitest-json", json.dumps(doc), exit_code=1)
+    assert statuses(report) == {"/testbed/src/broken.spec.ts": E}

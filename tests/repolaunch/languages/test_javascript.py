@@ -168,6 +168,11 @@ def test_script_args_keep_paths_and_drop_reporters():
     assert args("mocha -R spec 'test/**/*.spec.js'", "mocha") == ["test/**/*.spec.js"]
     assert args("vitest run --reporter verbose src", "vitest") == ["src"]
     assert args("echo \"Error: no test specified\" && exit 1", "jest") == []
+    # node's own options before --test are kept (a loader the tests need)
+    assert args("node --import tsx --test test/", "node-test") == ["--import", "tsx", "test/"]
+    assert args("node x.js && c8 node --test", "node-test") == []
+    assert args("ava --verbose --tap test/*.js", "ava") == ["test/*.js"]
+    assert args("tap --reporter=spec -R classic test", "tap") == ["test"]
 
 
 def test_per_test_template_is_shell_safe(tmp_path):
@@ -178,6 +183,170 @@ def test_per_test_template_is_shell_safe(tmp_path):
     cmd = plan.per_test_command.replace("{tests}", shlex.quote("a > it's (x)"))
     assert shlex.split(cmd)
     assert '-t "$P"' in cmd
+
+
+def _plan_for(tmp_path: Path, package: dict, framework: str | None = None) -> Plan:
+    import json
+
+    (tmp_path / "package.json").write_text(json.dumps(package))
+    det = Detection(primary=Language.JAVASCRIPT, build_system="npm", test_framework=framework)
+    return js.JavaScriptPlugin().plan(tmp_path, det)
+
+
+@pytest.mark.parametrize("script, fw, needle", [
+    # escape-string-regexp: linters and type tests around the runner
+    ("xo && ava && tsd", "ava", "./node_modules/.bin/ava --tap > "),
+    # dotenv: node-tap 18+ with a run subcommand and its own flags
+    ("npm run lint && tap run tests/**/*.js --disable-coverage --timeout=60000", "tap",
+     "./node_modules/.bin/tap --reporter=tap run tests/**/*.js --disable-coverage "
+     "--timeout=60000 > "),
+    ("tap -R spec test/*.js", "tap", "./node_modules/.bin/tap --reporter=tap test/*.js > "),
+    ("tape 'test/**/*.js' | tap-spec", "tape", "./node_modules/.bin/tape 'test/**/*.js' > "),
+])
+def test_tap_emitting_runners(tmp_path, script, fw, needle):
+    plan = _plan_for(tmp_path, {"scripts": {"test": script}}, fw)
+    assert plan.test_framework == fw
+    assert plan.report_format == "tap"
+    assert plan.report_path == f"{js.REPORT_DIR}/report.tap"
+    assert needle + plan.report_path in plan.test_command, plan.test_command
+    if fw == "tape":  # tape has no name filter
+        assert plan.per_test_command == ""
+        assert any("no per-test" in n for n in plan.notes)
+    else:
+        assert "{tests}" in plan.per_test_command
+        assert plan.report_path in plan.per_test_command
+    assert not any("node --test" in n for n in plan.notes)
+
+
+def test_runner_from_dependencies_when_detection_names_none(tmp_path):
+    for dep in ("ava", "tap", "tape"):
+        plan = _plan_for(tmp_path, {"devDependencies": {dep: "*"}})
+        assert plan.test_framework == dep and plan.report_format == "tap"
+
+
+def test_unknown_runner_is_noted_and_node_test_still_tried(tmp_path):
+    plan = _plan_for(tmp_path, {"scripts": {"test": "lab -t 100"}})
+    assert plan.test_framework == "node-test"
+    assert plan.test_command.split("&& ")[-1].startswith("node --test")
+    assert any("names no test runner" in n and "lab -t 100" in n for n in plan.notes)
+    # a runner detection knows but that has no plan: named in the note
+    plan = _plan_for(tmp_path, {"scripts": {"test": "uvu tests"},
+                                "devDependencies": {"uvu": "*", "tap": "*"}}, "uvu")
+    assert plan.test_framework == "node-test"
+    assert any("uvu" in n and "node --test" in n for n in plan.notes)
+    # node's own runner: no note
+    plan = _plan_for(tmp_path, {"scripts": {"test": "node --test test/"}})
+    assert not any("runner" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize("fw", ["jest", "vitest"])
+def test_jest_and_vitest_pass_with_no_tests(tmp_path, fw):
+    plan = _plan_for(tmp_path, {"scripts": {"test": f"{fw} --passWithNoTests"}}, fw)
+    assert plan.test_command.count("--passWithNoTests") == 1
+    assert plan.per_test_command.count("--passWithNoTests") == 1
+
+
+def test_unquoted_globs_stay_unquoted(tmp_path):
+    # ts-extras: node 18 does not expand globs; the shell must, as it does for npm test
+    pkg = {"scripts": {"test": "node --test --import=tsx/esm test/*.ts && tsc --project test"}}
+    args = js.script_args(pkg, "node-test")
+    assert args == ["--import=tsx/esm", "test/*.ts"]
+    plan = _plan_for(tmp_path, pkg, "node-test")
+    assert plan.test_command.endswith(" --import=tsx/esm test/*.ts")
+    assert plan.per_test_command.endswith(" --import=tsx/esm test/*.ts")
+    # a quoted glob is the runner's to expand: it stays quoted
+    assert js.shell_words(js.script_args({"scripts": {"test": "mocha 'test/**/*.js'"}},
+                                         "mocha")) == "'test/**/*.js'"
+    # a glob next to quoted text keeps the text quoted as written
+    words = js.split_script('node --test "my dir"/*.test.js x\\ y')
+    assert words == ["node", "--test", "my dir/*.test.js", "x y"]
+    assert js.shell_words(words[2:]) == "\"my dir\"/*.test.js 'x y'"
+    # a word with other shell syntax is quoted whole (no command substitution sneaks in)
+    assert js.shell_words(js.split_script('"$(id)"*.js')) == "'$(id)*.js'"
+    # the split agrees with shlex where there are no globs
+    for script in ("jest --config 'a b.js' -t \"x y\"", "mocha a\\ b 'c'd"):
+        assert js.split_script(script) == shlex.split(script)
+    with pytest.raises(ValueError):
+        js.split_script("mocha 'unclosed")
+
+
+def test_glob_expansion_runs_in_the_shell(tmp_path):
+    # the kept-raw word really expands, the quoted one does not
+    import subprocess
+
+    for name in ("a.test.ts", "b.test.ts"):
+        (tmp_path / name).write_text("")
+    words = js.split_script("node --test *.test.ts '*.test.ts'")
+    out = subprocess.run(f"printf '%s\\n' {js.shell_words(words[2:])}", shell=True,
+                         cwd=tmp_path, capture_output=True, text=True).stdout.split()
+    assert out == ["a.test.ts", "b.test.ts", "*.test.ts"]
+
+
+@pytest.mark.parametrize("spec, suites", [
+    (">=12", ["bullseye", "bookworm", "trixie"]),
+    (">=20", ["trixie"]),
+    (">= 20.6.0", ["trixie"]),
+    ("^20.9.0 || >=22", ["trixie"]),
+    ("^18.12.0 || >=20", ["bookworm", "trixie"]),
+    ("14.x", []),
+    ("<16", ["bullseye"]),
+    ("12 - 18", ["bullseye", "bookworm"]),
+    (">16", ["bookworm", "trixie"]),
+    ("~18.20", ["bookworm"]),
+    ("*", ["bullseye", "bookworm", "trixie"]),
+    ("node >= 18", None),
+])
+def test_engines_node_against_the_suites(spec, suites):
+    assert js.node_suites(spec) == suites
+
+
+def test_engines_node_note_names_the_suite_that_fits(tmp_path, monkeypatch):
+    monkeypatch.setattr(js, "get_settings", lambda: type("S", (), {"debian_suite": "bookworm"}))
+    plan = _plan_for(tmp_path, {"engines": {"node": ">=20"}})
+    assert any("engines.node >=20" in n and "trixie" in n and "Node 18" in n
+               for n in plan.notes), plan.notes
+    plan = _plan_for(tmp_path, {"engines": {"node": ">=12"}})
+    assert any("engines.node >=12" in n and "fits" in n and "trixie" not in n
+               for n in plan.notes), plan.notes
+
+
+def test_locked_runner_newer_than_the_image_node_is_noted(tmp_path, monkeypatch):
+    # dotenv: engines.node >=12, but its package-lock pins tap 21, which needs Node 20
+    import json
+
+    monkeypatch.setattr(js, "get_settings", lambda: type("S", (), {"debian_suite": "bookworm"}))
+    lock = {"lockfileVersion": 3, "packages": {
+        "": {"name": "x"},
+        "node_modules/tap": {"version": "21.7.4", "engines": {"node": "20 || >=22"}}}}
+    (tmp_path / "package-lock.json").write_text(json.dumps(lock))
+    plan = _plan_for(tmp_path, {"engines": {"node": ">=12"}}, "tap")
+    assert js.locked_runner_engines(tmp_path, "tap") == ("21.7.4", "20 || >=22")
+    assert any(n.startswith("tap 21.7.4 (locked) needs node 20 || >=22") and
+               "(suite: trixie)" in n for n in plan.notes), plan.notes
+    # a runner the image's Node runs: no note
+    lock["packages"]["node_modules/tap"]["engines"] = {"node": ">=16"}
+    (tmp_path / "package-lock.json").write_text(json.dumps(lock))
+    plan = _plan_for(tmp_path, {}, "tap")
+    assert not any("(locked)" in n for n in plan.notes)
+    assert js.locked_runner_engines(tmp_path, "node-test") is None
+
+
+def test_ava_per_test_template_passes_titles_as_match_words(tmp_path):
+    import subprocess
+
+    bindir = tmp_path / "node_modules" / ".bin"
+    bindir.mkdir(parents=True)
+    (bindir / "ava").write_text('#!/bin/sh\nfor a in "$@"; do echo "[$a]"; done\n')
+    (bindir / "ava").chmod(0o755)
+    _, per_test, _ = js.runner_commands("ava", js.split_script("test/*.js"),
+                                        str(tmp_path / "r.tap"))
+    ids = ["test › it's $HOME \"x\"", "suite > plain"]
+    cmd = per_test.replace("{tests}", " ".join(shlex.quote(i) for i in ids))
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "a.js").write_text("")
+    subprocess.run(cmd, shell=True, cwd=tmp_path, check=True)
+    assert (tmp_path / "r.tap").read_text().splitlines() == [
+        "[--tap]", "[--match]", "[it's $HOME \"x\"]", "[--match]", "[plain]", "[test/a.js]"]
 
 
 # --------------------------------------------------------------------------- Docker

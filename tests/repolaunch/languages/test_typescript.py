@@ -5,6 +5,8 @@ only the chosen tests."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from data import samples
@@ -76,6 +78,30 @@ def test_no_tsconfig_no_build(tmp_path):
     plan = ts.TypeScriptPlugin().plan(tmp_path, Detection(primary=Language.TYPESCRIPT))
     assert plan.test_framework == "vitest" and "tsc" not in plan.test_command
     assert plan.report_format == "vitest-json"
+
+
+def test_node_loading_ts_itself_needs_no_build(tmp_path):
+    # ts-extras: node --test --import=tsx/esm test/*.ts: tsx compiles; tsc would only cost
+    (tmp_path / "tsconfig.json").write_text('{"compilerOptions": {"outDir": "dist"}}')
+    det = Detection(primary=Language.TYPESCRIPT, test_framework="node-test")
+    for script in ("node --test --import=tsx/esm test/*.ts && tsc --project test",
+                   "node --import tsx --test test/*.ts",
+                   "node --loader ts-node/esm --test test/",
+                   "node -r ts-node/register --test test/x.ts",
+                   "node --experimental-strip-types --test test/"):
+        (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": script}}))
+        plan = ts.TypeScriptPlugin().plan(tmp_path, det)
+        assert "tsc" not in plan.test_command, script
+        assert not plan.test_command.endswith(" dist"), script
+    assert ts.TypeScriptPlugin().plan(tmp_path, det).test_command.endswith(" test/")
+    # the glob stays a glob
+    (tmp_path / "package.json").write_text(json.dumps(
+        {"scripts": {"test": "node --test --import=tsx/esm test/*.ts"}}))
+    assert ts.TypeScriptPlugin().plan(tmp_path, det).test_command.endswith(
+        " --import=tsx/esm test/*.ts")
+    # a plain node --test still compiles first
+    (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": "node --test"}}))
+    assert "$T -p tsconfig.json" in ts.TypeScriptPlugin().plan(tmp_path, det).test_command
 
 
 # --------------------------------------------------------------------------- Docker
