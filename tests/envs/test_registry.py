@@ -517,10 +517,8 @@ def test_reopening_a_migrated_database_runs_no_migration(url: str, monkeypatch):
         raise AssertionError("upgrade ran on a database already at head")
 
     monkeypatch.setattr(command, "upgrade", fail)
-    started = time.perf_counter()
-    for _ in range(20):
+    for _ in range(20):  # speed is bench/'s business; here: no migration runs at all
         Registry(url).close()
-    assert time.perf_counter() - started < 2.0  # ~1 ms each; generous for slow CI
 
 
 def test_the_initial_revision_downgrades_and_upgrades_again(reg: Registry):
