@@ -65,5 +65,32 @@ def plan_runner(docker_engine, tmp_path):
     return run
 
 
+def detection_of(sample: samples.SampleRepo) -> Detection:
+    """The Detection a sample declares (plan tests do not depend on detect())."""
+    return Detection(primary=sample.language, build_system=sample.build_system,
+                     test_framework=sample.test_framework)
+
+
+def before_and_after(sample: samples.SampleRepo, index: int
+                     ) -> tuple[samples.SampleRepo, samples.SampleRepo]:
+    """The sample at the fix's parent plus the fix's test files, and at the fix.
+
+    Test files are told apart by the miner's own classifier, as a mined task's would be.
+    """
+    import dataclasses
+
+    from repolaunch.mine.git import FileRole, classify_path
+
+    fix = sample.commits[index]
+    tests = {p: c for p, c in fix.files.items() if classify_path(p) is FileRole.TEST}
+    assert tests, f"commit {index} changes no test file"
+    before = (*sample.commits[:index], samples.Commit(f"test patch of: {fix.message}", tests,
+                                                      date=fix.date))
+    # plan_runner writes every sample of a test under one folder: the two need two names
+    return (dataclasses.replace(sample, commits=before),
+            dataclasses.replace(sample, name=sample.name + "-after",
+                                commits=sample.commits[: index + 1]))
+
+
 def statuses(report: reports.ParsedReport) -> dict[str, str]:
     return {r.test_id: r.status.value for r in report.results}

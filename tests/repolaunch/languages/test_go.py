@@ -4,40 +4,21 @@ FAIL_TO_PASS failing before its fix and passing after."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
 
 from data import samples
-from data.samples import Commit, SampleRepo
 from envs.models import Language, TestStatus
 from repolaunch import languages
 from repolaunch.detect import Detection
 from repolaunch.languages import go
-from tests.repolaunch.conftest import statuses
+from tests.repolaunch.conftest import before_and_after, detection_of, statuses
 
 GO_SAMPLES = [s.name for s in samples.all_samples(Language.GO)]
 # every planted task that is no decoy: (sample, commit index)
 REAL_TASKS = [(s.name, p.commit) for s in samples.all_samples(Language.GO)
               for p in s.planted if p.decoy is None]
-
-
-def _det(sample: SampleRepo) -> Detection:
-    return Detection(primary=sample.language, build_system=sample.build_system,
-                     test_framework=sample.test_framework)
-
-
-def before_and_after(sample: SampleRepo, index: int) -> tuple[SampleRepo, SampleRepo]:
-    """The sample at the fix's parent plus the fix's test files, and at the fix."""
-    fix = sample.commits[index]
-    tests = {p: c for p, c in fix.files.items() if p.endswith("_test.go")}
-    assert tests, f"commit {index} changes no test file"
-    before = (*sample.commits[:index], Commit(f"test patch of: {fix.message}", tests,
-                                              date=fix.date))
-    return (dataclasses.replace(sample, commits=before),
-            dataclasses.replace(sample, name=sample.name + "-after",
-                                commits=sample.commits[: index + 1]))
 
 
 def test_plugin_registered():
@@ -49,7 +30,7 @@ def test_plugin_registered():
 def test_plan_shape(name, tmp_path):
     sample = samples.get(name)
     repo = samples.write(sample, tmp_path)
-    plan = languages.get("go").plan(repo, _det(sample))
+    plan = languages.get("go").plan(repo, detection_of(sample))
     assert plan.language is Language.GO and plan.image_family == "go"
     assert plan.build_system == sample.build_system == "go-modules"
     assert plan.report_format == "gotest-json" and plan.report_path == go.REPORT

@@ -10,39 +10,16 @@ import re
 import pytest
 
 from data import samples
-from data.samples import Commit, SampleRepo
 from envs.models import Language, TestStatus
 from repolaunch import languages
 from repolaunch.detect import Detection
 from repolaunch.languages import python as py
-from tests.repolaunch.conftest import statuses
+from tests.repolaunch.conftest import before_and_after, detection_of, statuses
 
 PY_SAMPLES = [s.name for s in samples.all_samples(Language.PYTHON)]
 # every planted task that is no decoy: (sample, commit index)
 REAL_TASKS = [(s.name, p.commit) for s in samples.all_samples(Language.PYTHON)
               for p in s.planted if p.decoy is None]
-
-
-def _det(sample: SampleRepo) -> Detection:
-    return Detection(primary=sample.language, build_system=sample.build_system,
-                     test_framework=sample.test_framework)
-
-
-def _is_test_file(path: str) -> bool:
-    return path.startswith("tests/") or path.split("/")[-1].startswith("test_")
-
-
-def before_and_after(sample: SampleRepo, index: int) -> tuple[SampleRepo, SampleRepo]:
-    """The sample at the fix's parent plus the fix's test files, and at the fix."""
-    fix = sample.commits[index]
-    tests = {p: c for p, c in fix.files.items() if _is_test_file(p)}
-    assert tests, f"commit {index} changes no test file"
-    before = (*sample.commits[:index], Commit(f"test patch of: {fix.message}", tests,
-                                              date=fix.date))
-    # plan_runner writes every sample of a test under one folder: the two need two names
-    return (dataclasses.replace(sample, commits=before),
-            dataclasses.replace(sample, name=sample.name + "-after",
-                                commits=sample.commits[: index + 1]))
 
 
 # --------------------------------------------------------------------------- plan shape
@@ -57,7 +34,7 @@ def test_plugin_registered():
 def test_plan_shape(name, tmp_path):
     sample = samples.get(name)
     repo = samples.write(sample, tmp_path)
-    plan = languages.get("python").plan(repo, _det(sample))
+    plan = languages.get("python").plan(repo, detection_of(sample))
     assert plan.language is Language.PYTHON and plan.image_family == "python"
     assert plan.build_system == sample.build_system
     assert plan.report_format == "junit:pytest" and plan.report_path == py.REPORT
@@ -80,14 +57,14 @@ def test_plan_shape(name, tmp_path):
 
 def test_plan_details(tmp_path):
     textkit = samples.write(samples.get("py-textkit"), tmp_path)
-    plan = py.PythonPlugin().plan(textkit, _det(samples.get("py-textkit")))
+    plan = py.PythonPlugin().plan(textkit, detection_of(samples.get("py-textkit")))
     assert plan.env["PYTHONPATH"] == "/testbed/src:/testbed"  # src layout
     install = next(s for s in plan.setup_steps if "uv pip install" in s)
     assert "-e '.[test]'" in install and "pytest" in install
     assert "--exclude-newer-package" not in install  # the project declares pytest
 
     verlib = samples.write(samples.get("py-verlib"), tmp_path)
-    plan = py.PythonPlugin().plan(verlib, _det(samples.get("py-verlib")))
+    plan = py.PythonPlugin().plan(verlib, detection_of(samples.get("py-verlib")))
     assert plan.env["PYTHONPATH"] == "/testbed"
     install = next(s for s in plan.setup_steps if "uv pip install" in s)
     assert "-e . pytest" in install and f"pytest={py.PYTEST_FLOOR}" in install
@@ -98,13 +75,13 @@ def test_time_machine_switch(tmp_path, monkeypatch):
     sample = samples.get("py-verlib")
     repo = samples.write(sample, tmp_path)
     plugin = py.PythonPlugin()
-    explicit = plugin.plan(repo, _det(sample), resolve_date="2021-06-01")
+    explicit = plugin.plan(repo, detection_of(sample), resolve_date="2021-06-01")
     assert any("--exclude-newer 2021-06-01T00:00:00Z" in s for s in explicit.setup_steps)
-    latest = plugin.plan(repo, _det(sample), resolve_date=None)
+    latest = plugin.plan(repo, detection_of(sample), resolve_date=None)
     assert not any("--exclude-newer" in s for s in latest.setup_steps)
     monkeypatch.setenv(py.TIME_MACHINE_ENV, "0")
     assert not py.time_machine_enabled()
-    off = plugin.plan(repo, _det(sample))
+    off = plugin.plan(repo, detection_of(sample))
     assert not any("--exclude-newer" in s for s in off.setup_steps)
     assert any("time machine off" in n for n in off.notes)
 
