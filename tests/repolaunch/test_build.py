@@ -98,7 +98,8 @@ int main(void) {
 @pytest.mark.network
 def test_a_missing_header_is_diagnosed_and_installed(tmp_path, docker_engine, tmp_home):
     repo = _write_repo(tmp_path / "zcheck", {"CMakeLists.txt": ZLIB_CMAKE, "zcheck.c": ZLIB_C})
-    result = build.launch(repo)
+    # rebuild: an env image from an earlier run (it carries its spec) would be a cache hit
+    result = build.launch(repo, rebuild=True)
     assert result.ok, (result.failure, [(a.phase, a.command[:60]) for a in result.transcript])
     assert [r.test_id for r in result.results] == ["compresses"]
     actions = [a for a in result.transcript if a.phase == "action"]
