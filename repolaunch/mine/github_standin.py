@@ -410,6 +410,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None,
               content_type: str = "application/json; charset=utf-8") -> None:
         body = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        # recorded before the answer goes out: a client that has its answer must find the
+        # request in `standin.requests` (recording after the write raced the client)
+        s = self.standin
+        s.requests.append({"method": self.command, "path": self.path, "status": status,
+                           "authorization": self.headers.get("Authorization"),
+                           "accept": self.headers.get("Accept")})
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -417,10 +423,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(body)
-        s = self.standin
-        s.requests.append({"method": self.command, "path": self.path, "status": status,
-                           "authorization": self.headers.get("Authorization"),
-                           "accept": self.headers.get("Accept")})
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         self._send(status, {"message": message,
