@@ -493,9 +493,17 @@ def run(
     suite: Optional[str] = typer.Option(None, help="Debian suite of the images"),
     samples_too: bool = typer.Option(True, "--samples/--no-samples",
                                      help="also launch every bundled sample repository"),
+    mine_too: bool = typer.Option(True, "--mine/--no-mine",
+                                  help="also mine and validate every sample into verified "
+                                  "tasks, then evaluate gold and empty patches on them"),
+    only: Optional[list[str]] = typer.Option(None, "--sample", "-s",
+                                             help="only these samples (default: all)"),
+    workers: int = typer.Option(2, "--workers", "-w", min=1,
+                                help="samples mined and validated at a time"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The main job on the embedded defaults: engine, base images, the sample repositories."""
+    """The main job on the embedded defaults: engine, base images, the sample repositories
+    launched, mined, validated into verified tasks and registered, gold/empty evaluated."""
     from envs import engine, images
     from envs.models import Language
 
@@ -516,11 +524,19 @@ def run(
         rows.append({"language": lang.value, "image": p.tag, "size_bytes": r.size_bytes,
                      "versions": versions})
     image_seconds = round(time.monotonic() - start, 1)
-    launched = _launch_samples(log, as_json) if samples_too else []
+    from data import samples as sample_mod
+
+    names = list(only or sample_mod.names())
+    for n in names:
+        sample_mod.get(n)  # an unknown name fails here, listing the known ones
+    launched = _launch_samples(log, as_json, names) if samples_too else []
+    launch_seconds = round(time.monotonic() - start, 1)
+    mined = _mine_samples(log, as_json, names, workers) if samples_too and mine_too else None
     seconds = round(time.monotonic() - start, 1)
     failed = [x for x in launched if not x["ok"]]
     if as_json:
-        _emit_json({"seconds": seconds, "languages": rows, "samples": launched})
+        _emit_json({"seconds": seconds, "languages": rows, "samples": launched,
+                    "mining": mined})
     else:
         table = Table(title=f"envfactory: nine-language toolchain images ({image_seconds}s)")
         for col in ("language", "image", "toolchain", "size"):
@@ -531,7 +547,8 @@ def run(
                           _human(row["size_bytes"]))
         out.print(table)
         if launched:
-            table = Table(title=f"sample repositories launched ({seconds - image_seconds:.0f}s): "
+            table = Table(title=f"sample repositories launched "
+                          f"({launch_seconds - image_seconds:.0f}s): "
                           f"{len(launched) - len(failed)}/{len(launched)} built and tested")
             for col in ("sample", "language", "build system", "framework", "built", "tests",
                         "passed", "failed", "skipped", "as planted", "cache", "s"):
@@ -545,12 +562,18 @@ def run(
                               str(c.get("skipped", 0)), "yes" if x["as_planted"] else "NO",
                               "hit" if x["cache_hit"] else "built", f"{x['seconds']:.0f}")
             out.print(table)
+        if mined:
+            _print_mining(mined)
     if failed or any(not x["as_planted"] for x in launched):
         raise ValueError(f"{len(failed)} sample(s) did not build, "
                          f"{sum(not x['as_planted'] for x in launched)} not as planted")
+    if mined and not mined["ok"]:
+        bad = [f"{x['sample']}: {x['problems'][0]}" for x in mined["samples"] if x["problems"]]
+        raise ValueError(f"mining not as planted: {'; '.join(bad) or mined['eval']}"[:400])
 
 
-def _launch_samples(log: Callable[[str], None], as_json: bool) -> list[dict[str, Any]]:
+def _launch_samples(log: Callable[[str], None], as_json: bool, names: list[str]
+                    ) -> list[dict[str, Any]]:
     import tempfile
 
     from data import samples
@@ -558,7 +581,7 @@ def _launch_samples(log: Callable[[str], None], as_json: bool) -> list[dict[str,
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="envfactory-samples-") as tmp:
-        for name in samples.names():
+        for name in names:
             sample = samples.get(name)
             repo = samples.write(sample, Path(tmp))
             with (err if as_json else out).status(f"launching sample {name} ..."):
@@ -571,6 +594,97 @@ def _launch_samples(log: Callable[[str], None], as_json: bool) -> list[dict[str,
                          "cache_hit": r.cache_hit, "seconds": r.seconds,
                          "image": r.env.image if r.env else None})
     return rows
+
+
+def _mine_samples(log: Callable[[str], None], as_json: bool, names: list[str],
+                  workers: int = 2) -> dict[str, Any]:
+    """Every sample mined -> built -> validated -> registered, judged against what the
+    generator planted; then gold patches must resolve every verified task, empty ones none."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from data import samples
+    from data.samples.check import check_pipeline, planted_counts
+    from envs.registry import Registry
+    from harness.evaluate import evaluate
+    from repolaunch.pipeline import mine_and_validate
+
+    rows: list[dict[str, Any]] = []
+    verified: list[str] = []
+    t0 = time.monotonic()
+    console = err if as_json else out
+    with tempfile.TemporaryDirectory(prefix="envfactory-mine-") as tmp, Registry() as reg, \
+            Progress("[progress.description]{task.description}", BarColumn(),
+                     MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                     transient=as_json) as bar:
+        tid = bar.add_task("mining samples", total=len(names))
+
+        def one(name: str) -> dict[str, Any]:
+            sample = samples.get(name)
+            repo = samples.write(sample, Path(tmp))
+            with Registry() as own:  # one registry handle per thread
+                report = mine_and_validate(repo, registry=own, log=log)
+            problems = check_pipeline(sample, repo, report)
+            fixes, decoys = planted_counts(sample)
+            bar.console.log(f"{name}: {report.verified} verified, "
+                            f"{'as planted' if not problems else problems[0]}", highlight=False)
+            bar.advance(tid)
+            return {"sample": name, "language": sample.language.value,
+                    "commits": report.mined_commits, "candidates": report.candidates,
+                    "rejected_at_mining": report.rejected_at_mining,
+                    "validated": report.validated,
+                    "rejected_at_validation": report.rejected_at_validation,
+                    "verified": report.verified, "verified_ids": report.verified_ids,
+                    "planted_fixes": fixes, "planted_decoys": decoys, "problems": problems,
+                    "seconds": report.seconds}
+
+        # Two samples at a time: a validation run mostly waits on container starts and
+        # test start-up, so two overlap well even on two cores.
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            rows = list(pool.map(one, names))
+        for r in rows:
+            verified += r["verified_ids"]
+        bar.update(tid, description="gold and empty patches")
+        tasks = {t.instance_id: t for t in reg.list_swe_tasks() if t.instance_id in verified}
+        ev: dict[str, Any] = {"tasks": len(tasks)}
+        if tasks:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            gold = evaluate("gold", tasks=tasks, run_id=f"main-gold-{stamp}", workers=2)
+            empty = evaluate("empty", tasks=tasks, run_id=f"main-empty-{stamp}", workers=2)
+            ev.update(gold_resolved=gold.resolved_instances, empty_resolved=
+                      empty.resolved_instances, gold_rate=gold.resolved_rate,
+                      empty_rate=empty.resolved_rate)
+    ok = (all(not r["problems"] for r in rows) and bool(tasks)
+          and ev.get("gold_resolved") == len(tasks) and ev.get("empty_resolved") == 0)
+    return {"ok": ok, "seconds": round(time.monotonic() - t0, 1), "samples": rows,
+            "verified": len(verified), "eval": ev}
+
+
+def _print_mining(mined: dict[str, Any]) -> None:
+    rows = mined["samples"]
+    table = Table(title=f"sample repositories mined and validated ({mined['seconds']:.0f}s): "
+                  f"{mined['verified']} verified task(s) registered")
+    for col in ("sample", "commits", "candidates", "rejected at mining", "validated",
+                "rejected at validation", "verified", "planted fixes", "as planted", "s"):
+        table.add_column(col)
+
+    def reasons(d: dict[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(d.items())) or "-"
+
+    for r in rows:
+        table.add_row(r["sample"], str(r["commits"]), str(r["candidates"]),
+                      reasons(r["rejected_at_mining"]), str(r["validated"]),
+                      reasons(r["rejected_at_validation"]), str(r["verified"]),
+                      str(r["planted_fixes"]), "yes" if not r["problems"] else "NO",
+                      f"{r['seconds']:.0f}")
+    out.print(table)
+    ev = mined["eval"]
+    if ev.get("tasks"):
+        out.print(f"eval over the {ev['tasks']} verified task(s): gold resolved "
+                  f"{ev['gold_resolved']}/{ev['tasks']} ({ev['gold_rate']:.0%}), empty "
+                  f"{ev['empty_resolved']}/{ev['tasks']} ({ev['empty_rate']:.0%})")
 
 
 def main() -> None:

@@ -74,12 +74,26 @@ def _emit(data: Any) -> None:
 @app.command("mine")
 @command
 def mine_cmd(
-    repo: Path = typer.Argument(..., help="a local git repository"),
+    repo: Optional[Path] = typer.Argument(None, help="a local git repository "
+                                          "(or use --github)"),
+    github: Optional[str] = typer.Option(None, "--github", metavar="OWNER/NAME",
+                                         help="mine merged pull requests through the GitHub "
+                                         "API instead (token: GITHUB_TOKEN)"),
+    api_url: str = typer.Option("https://api.github.com", "--api-url",
+                                help="GitHub API base URL (GitHub Enterprise, the stand-in)"),
+    clone_dir: Optional[Path] = typer.Option(None, "--clone-dir",
+                                             help="clones/mirrors laid out owner/name or "
+                                             "owner__name (default: <home>/repos)"),
+    state: Optional[Path] = typer.Option(None, "--state",
+                                         help="resume file for --github mining (JSONL)"),
     issues: Optional[Path] = typer.Option(None, "--issues",
                                           help="issues export (JSONL: number/title/body/comments)"),
     runs_before: int = typer.Option(2, "--runs-before", help="suite runs before the fix"),
     runs_after: int = typer.Option(3, "--runs-after", help="suite runs after the fix"),
     limit: Optional[int] = typer.Option(None, "--limit", help="validate at most N candidates"),
+    newest: bool = typer.Option(False, "--newest",
+                                help="with --limit: the newest N candidates, not the oldest"),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds per test run"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Mine a repository, build and validate its candidates, register the verified tasks."""
@@ -87,6 +101,23 @@ def mine_cmd(
 
     from repolaunch.pipeline import TaskOutcome, mine_and_validate
 
+    mined = None
+    if github:
+        from envs.config import get_settings
+        from repolaunch.mine.github import find_repo, mine_github
+
+        if repo is not None:
+            raise CLIError("give a repository path or --github OWNER/NAME, not both")
+        root = clone_dir or get_settings().home / "repos"
+        console_ = err if as_json else out
+        with console_.status(f"mining {github} through {api_url} ..."):
+            mined = mine_github(github, base_url=api_url, clone_dir=root, state=state,
+                                log=lambda m: None if as_json else console_.log(m))
+        repo = find_repo(root, github)
+        if repo is None:  # pragma: no cover - mine_github just made it
+            raise CLIError(f"no clone of {github} under {root}")
+    if repo is None:
+        raise CLIError("give a repository path or --github OWNER/NAME")
     if not repo.exists():
         raise CLIError(f"{repo}: no such repository")
     if issues is not None and not issues.is_file():
@@ -119,7 +150,8 @@ def mine_cmd(
 
     with bar:
         report = mine_and_validate(repo, issues=issues, log=log, progress=progress,
-                                   runs_before=runs_before, runs_after=runs_after, limit=limit)
+                                   runs_before=runs_before, runs_after=runs_after, limit=limit,
+                                   newest=newest, timeout=timeout, mined=mined)
     if as_json:
         _emit({**report.model_dump(mode="json"), "yield": dict(report.rows())})
     else:

@@ -93,8 +93,14 @@ def mine_and_validate(repo_path: str | Path, *, registry: Any = None,
                       log: Log = lambda m: None, issues: Path | None = None,
                       runs_before: int = 2, runs_after: int = 3, confirm_runs: int = 3,
                       timeout: float | None = None, limit: int | None = None,
+                      newest: bool = False, mined: Any = None,
                       progress: Progress | None = None) -> PipelineReport:
-    """Mine a local repository, build and validate every candidate, register the verified."""
+    """Mine a local repository, build and validate every candidate, register the verified.
+
+    ``limit`` validates the first N candidates in history order, or the last N with
+    ``newest`` (recent changes are likelier to build against today's package indexes).
+    ``mined``: candidates already mined (a `MineResult`, e.g. from the GitHub miner, whose
+    clone is ``repo_path``); the local miner is then not run."""
     from envs.registry import Registry
 
     t0 = time.monotonic()
@@ -102,9 +108,12 @@ def mine_and_validate(repo_path: str | Path, *, registry: Any = None,
     own = registry is None
     reg = registry or Registry()
     try:
-        log(f"mining {path} ...")
-        mined = mine(path, issues=issues)
-        cands = mined.candidates[:limit] if limit else mined.candidates
+        if mined is None:
+            log(f"mining {path} ...")
+            mined = mine(path, issues=issues)
+        cands = mined.candidates
+        if limit:
+            cands = cands[-limit:] if newest else cands[:limit]
         name = cands[0].repo if cands else path.name
         report = PipelineReport(
             repo=name, path=str(path), mined_commits=mined.processed, candidates=len(cands),

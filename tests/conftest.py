@@ -68,8 +68,9 @@ def _labelled() -> set[str]:
         return set()
     c = engine.client()
     out = set()
-    for x in c.containers.list(all=True, filters={"label": _SANDBOX_LABEL}):
-        owner = (x.labels or {}).get("envfactory.owner", "")
+    # sparse: no per-container inspect, which raced containers removed meanwhile (404)
+    for x in c.containers.list(all=True, sparse=True, filters={"label": _SANDBOX_LABEL}):
+        owner = (x.attrs.get("Labels") or {}).get("envfactory.owner", "")
         pid = owner.rpartition(":")[2]
         if not pid.isdigit() or int(pid) == os.getpid() or not _alive(int(pid)):
             out.add(x.id)

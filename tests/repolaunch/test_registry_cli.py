@@ -198,3 +198,25 @@ def test_mine_cli_then_exported_eval_script_runs_in_the_image(tmp_home, tmp_path
     parsed = reports.parse(row["report_format"], data_, exit_code=ran.exit_code)
     status = {r.test_id: r.status.value for r in parsed.results}
     assert all(status.get(t) in ("FAILED", "ERROR") for t in f2p), status
+
+
+def test_mine_cli_github_mode_validates_pull_requests_from_the_api(tmp_home, tmp_path,
+                                                                   docker_engine) -> None:
+    from repolaunch.mine.github_standin import GitHubStandIn
+
+    share_env_specs(tmp_home)
+    with GitHubStandIn.from_sample(samples.get("py-textkit"), tmp_path / "src") as s:
+        res = invoke("mine", "--github", s.full_name, "--api-url", s.base_url,
+                     "--clone-dir", str(tmp_path / "clones"), "--json")
+        assert res.exit_code == 0, res.output
+        assert any(r["path"].endswith("/pulls/3") or "/pulls?" in r["path"]
+                   for r in s.requests)  # it really asked the API
+    data = json.loads(res.stdout)
+    assert data["verified"] == 1, data
+    (iid,) = data["verified_ids"]
+    with Registry() as reg:
+        task = reg.get_swe_task(iid)
+    assert task is not None and task.pr_number is not None and task.FAIL_TO_PASS
+    # the issue's title and body, from the API, are the problem statement
+    assert task.issue_numbers and task.problem_statement.strip()
+    assert invoke("mine", "--json").exit_code != 0  # neither a path nor --github
