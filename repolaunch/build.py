@@ -20,6 +20,7 @@ import fnmatch
 import hashlib
 import json
 import re
+import shlex
 import subprocess
 import tempfile
 import time
@@ -301,6 +302,10 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
         log(f"env image {tag} exists (dependencies unchanged): reusing it")
         env = cached.model_copy(update={"checkout": sha})
         result.cache_hit = True
+        why = _ensure_commit(tag, cached, root, sha, log)
+        if why is not None:
+            result.failure = why
+            return result
     else:
         env, failure = _build_env(b, base, tag, fp, sha, detection)
         result.transcript = b.transcript
@@ -379,6 +384,38 @@ def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
             checkout=sha, resolved=resolved)
         _commit(sb, tag, env)
     return env, None
+
+
+def _ensure_commit(tag: str, env: EnvSpec, root: Path, sha: str, log: Log) -> str | None:
+    """Make sure the cached env image holds `sha`; None when it does (or now does).
+
+    The image keeps the history it was built with; a later commit with the same
+    dependencies (a cache hit) may be newer. Then the repository's history goes in as a
+    git bundle and the image is re-committed under the same tag (same dependencies, more
+    history), so instances can check the commit out."""
+    q = shlex.quote(sha)
+    try:
+        with Sandbox.start(tag, network=False, workdir=env.workdir, limits=BUILD_LIMITS) as sb:
+            if sb.exec(f"git cat-file -e {q}^{{commit}}", timeout=60).exit_code == 0:
+                return None
+            log(f"env image {tag} lacks commit {sha[:12]}: adding the repository's history")
+            with tempfile.TemporaryDirectory(prefix="envfactory-bundle-") as tmp:
+                bundle = Path(tmp) / "history.bundle"
+                proc = subprocess.run(["git", "-C", str(root), "bundle", "create", "-q",
+                                       str(bundle), "--all"], capture_output=True, text=True)
+                if proc.returncode != 0:
+                    return f"cannot bundle the history of {root}: {proc.stderr.strip()[:200]}"
+                sb.put_file("/tmp/envfactory-history.bundle", bundle.read_bytes())
+            res = sb.exec("git fetch -q /tmp/envfactory-history.bundle "
+                          "'+refs/heads/*:refs/remotes/envfactory/*' '+refs/tags/*:refs/tags/*'"
+                          f"; rm -f /tmp/envfactory-history.bundle; git cat-file -e {q}^{{commit}}",
+                          timeout=600)
+            if res.exit_code != 0:
+                return f"commit {sha[:12]} is not in the repository's history"
+            _commit(sb, tag, env)
+    except SandboxError as exc:
+        return f"env image {tag} unusable: {exc}"
+    return None
 
 
 def _commit(sb: Sandbox, tag: str, env: EnvSpec) -> None:

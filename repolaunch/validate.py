@@ -41,6 +41,7 @@ names the flaky tests when every candidate was flaky).
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 from collections.abc import Callable, Iterable
@@ -55,7 +56,7 @@ from envs.sandbox import SandboxError
 from harness.evaluate import DETERMINISM_ENV as _EVAL_ENV
 
 Log = Callable[[str], None]
-Side = Literal["before", "after"]
+Side = Literal["before", "after", "base"]
 
 # The harness's pins plus a seed a test suite can read; the same in validation and eval so
 # a task verified here behaves the same when graded.
@@ -150,7 +151,7 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
     except SandboxError as exc:
         return out("env_build_failed", f"sandbox: {exc}")
     try:
-        if task.test_patch.strip():
+        if task.test_patch.strip() and side != "base":
             res = sb.apply_patch(task.test_patch)
             if not res.applied:
                 return out("test_patch_failed", res.reason)
@@ -195,6 +196,31 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
                          counts=counts, build_broken=broken, error=error)
     return _Observed(summary=summary, statuses={} if broken else statuses, partial=per_test,
                      requested=requested if per_test else [])
+
+
+def _named_in(test_id: str, patch: str) -> bool:
+    """Whether the test's own name (the last part of its id) appears on a changed line, or
+    in the header of a hunk that edits lines (git names the enclosing function there)."""
+    bare = re.sub(r"[\[(].*$", "", test_id)  # parameters: test_x[1.5], Test(args)
+    name = re.split(r"[/:.#\s]+", bare.strip("/:. "))[-1]
+    if len(name) < 3:
+        return True  # too short to tell: keep it a FAIL_TO_PASS
+    pat = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    header, removes = "", False
+    for line in [*patch.splitlines(), "@@"]:
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith("@@"):
+            # git names the function a hunk starts in; it is the changed one only when the
+            # hunk edits lines (a pure addition after a function names that function)
+            if removes and pat.search(header):
+                return True
+            header, removes = line, False
+        elif line.startswith(("+", "-")):
+            removes = removes or line.startswith("-")
+            if pat.search(line):
+                return True
+    return False
 
 
 def _cls(status: TestStatus | None) -> str:
@@ -284,8 +310,16 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
                 p2p.append(t)
             elif bc == "pass" and ac == "fail":
                 breaks.append(t)
-        return _Classes(fail_to_pass=f2p, pass_to_pass=p2p, flaky=flaky, new_tests=new,
-                        gold_breaks=breaks, before_build_broken=before_broken)
+        if before_broken and base_pass:
+            # The test patch broke the build before the fix, so every test "failed" then.
+            # A test that passed at the base commit without the test patch, and that the
+            # test patch does not touch, says nothing about the fix: it is PASS_TO_PASS
+            # (Multi-SWE-bench's three-state reading: base, test patch, fix).
+            keep = [t for t in f2p if t not in base_pass or _named_in(t, task.test_patch)]
+            p2p += [t for t in f2p if t not in keep]
+            f2p = keep
+        return _Classes(fail_to_pass=f2p, pass_to_pass=sorted(p2p), flaky=flaky,
+                        new_tests=new, gold_breaks=breaks, before_build_broken=before_broken)
 
     after_broken = all(o.summary.build_broken for o in side_runs("after"))
     before_broken = all(o.summary.build_broken for o in side_runs("before"))
@@ -298,6 +332,14 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
                       "results (the fix breaks the build): "
                       + (observed[-1].summary.error or ""))
 
+    base_pass: set[str] = set()
+    if before_broken:
+        # One run at the base commit without the test patch tells the tests that were
+        # already passing from those the test patch is about.
+        fatal = run("base", 1, "main", spec.test_command, False)
+        base = observed[-1]
+        if not fatal and not base.summary.build_broken:
+            base_pass = {t for t, st in base.statuses.items() if _cls(st) == "pass"}
     found = classify()
     if confirm_runs > 0:
         # Re-check: a coin-toss test can fail twice, then pass three times (a false

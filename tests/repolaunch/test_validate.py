@@ -190,3 +190,72 @@ def test_determinism_variables_are_pinned_in_every_run(written, home, docker_eng
     assert "tests/test_pins.py::test_pins" in v.pass_to_pass
     assert {"TZ", "LC_ALL", "PYTHONHASHSEED", "ENVFACTORY_SEED"} <= set(DETERMINISM_ENV)
 
+
+
+def _go_repo(root: Path) -> Path:
+    """A Go module whose fix adds a function its new test calls: with only the test patch,
+    the package does not compile, so every test "fails" before the fix."""
+    repo = root / "gocalc"
+    repo.mkdir(parents=True)
+    files = {"go.mod": "module example.com/gocalc\n\ngo 1.19\n",
+             "calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+             "calc_test.go": ("package calc\n\nimport \"testing\"\n\n"
+                              "func TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n"
+                              "\t\tt.Fatal(\"add\")\n\t}\n}\n\n"
+                              "func TestAddZero(t *testing.T) {\n\tif Add(0, 0) != 0 {\n"
+                              "\t\tt.Fatal(\"zero\")\n\t}\n}\n")}
+    for k, v in files.items():
+        (repo / k).write_text(v)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "calc: Add")
+    (repo / "calc.go").write_text(files["calc.go"] + "\nfunc Sub(a, b int) int { return a - b }\n")
+    (repo / "calc_test.go").write_text(files["calc_test.go"] + (
+        "\nfunc TestSub(t *testing.T) {\n\tif Sub(5, 3) != 2 {\n\t\tt.Fatal(\"sub\")\n\t}\n}\n"))
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam",
+        "Add Sub\n\nFixes #1")
+    return repo
+
+
+def test_a_test_patch_that_breaks_the_build_before_keeps_old_tests_pass_to_pass(
+        tmp_path, home, docker_engine) -> None:
+    repo = _go_repo(tmp_path)
+    (task,) = mine(repo).candidates
+    res = launch(repo, commit=task.base_commit, run_tests=False)
+    assert res.ok and res.env is not None, res.failure
+    v = validate(task, res.env, per_test_command=res.plan.per_test_command, confirm_runs=1)
+    assert v.verified and v.before_build_broken, (v.reason, v.detail)
+    # only the test the patch is about; the tests that passed at the base stay PASS_TO_PASS
+    assert v.fail_to_pass == ["TestSub"], v.fail_to_pass
+    assert {"TestAdd", "TestAddZero"} <= set(v.pass_to_pass)
+    assert [r.side for r in v.runs].count("base") == 1
+
+
+def test_named_in_finds_a_test_name_on_changed_lines_and_hunk_headers() -> None:
+    from repolaunch.validate import _named_in
+
+    patch = ("diff --git a/x_test.go b/x_test.go\n--- a/x_test.go\n+++ b/x_test.go\n"
+             "@@ -1,3 +1,4 @@ func TestOld(t *testing.T) {\n-\tcheck(t, 1)\n+\tcheck(t, 2)\n"
+             "@@ -9,3 +9,4 @@ func TestAbove(t *testing.T) {\n+func TestNew(t *testing.T) {}\n")
+    assert _named_in("pkg/TestNew", patch) and _named_in("TestOld", patch)
+    assert not _named_in("TestNewer", patch) and not _named_in("TestOther", patch)
+    assert not _named_in("TestAbove", patch)  # a pure addition after it
+    assert _named_in("tests/t.py::test_new[1.5]", "+def test_new(x):\n")
+    assert not _named_in("tests/t.py::test_old", "+def test_new(x):\n")
+
+
+def test_a_cache_hit_on_a_newer_commit_gets_its_history(tmp_path, home, docker_engine) -> None:
+    from envs.instance import open_instance
+
+    repo = _go_repo(tmp_path)
+    first = launch(repo, run_tests=False)
+    assert first.ok and first.env is not None
+    (repo / "NOTES.md").write_text("a commit the env image has never seen\n")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", "NOTES.md")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "notes")
+    head = git(repo, "rev-parse", "HEAD")
+    again = launch(repo, commit=head, run_tests=False)
+    assert again.ok and again.cache_hit and again.env is not None, again.failure
+    with open_instance(again.env) as sb:  # the instance checks the new commit out
+        assert sb.exec("git rev-parse HEAD").stdout.strip() == head
+        assert sb.exec("cat NOTES.md").exit_code == 0
