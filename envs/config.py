@@ -45,6 +45,11 @@ class Settings(BaseSettings):
     sandbox_cpus: float = Field(default=2.0, description="default CPU limit of a sandbox")
     output_bytes: int = Field(default=4 * 1024 * 1024, description="cap per output stream")
     workers: int = Field(default=2, description="local worker processes")
+    llm_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint for synth's optional LLM drafter"
+    )
+    llm_model: str = Field(default="default", description="model name sent to llm_url")
+    llm_api_key: str | None = Field(default=None, description="bearer token for llm_url")
 
     @property
     def registry_url(self) -> str:

@@ -225,6 +225,10 @@ class TerminalTask(Frozen):
     network: bool = False
     verification: list[VerificationRun] = Field(default_factory=list)
     image: str | None = None
+    # Broken solutions (name -> script) the tests must reject (synth's mutation gate), and a
+    # fingerprint of what makes the task itself (near-duplicate detection).
+    mutants: dict[str, str] = Field(default_factory=dict)
+    fingerprint: str = ""
 
 
 class RunStatus(str, Enum):
