@@ -1,0 +1,719 @@
+"""The episode API RL trainers use: gymnasium-shaped, async, one API for SWE and terminal tasks.
+
+    async with Pool(max_live=8) as pool:
+        env = envs.make("envfactory__pyclamp-1", pool=pool)
+        obs, info = await env.reset(seed=0, rollout_id="r1")
+        res = await env.step(Shell(command="cat clamp.py"))
+        res = await env.step(ApplyPatch(patch=diff))
+        res = await env.step(Submit())
+        verdict = await env.verify()      # VerifyResult(reward=1.0, failure=NONE, ...)
+        await env.close()
+
+- `reset` hands out a clean, already-started sandbox from the pool (see envs/pool.py); the
+  previous one is recycled in the background. Environments are deterministic: `seed` is
+  recorded, not used; two resets give the same observation and the same files.
+- `step` never raises for the agent's mistakes: a failed command, a missing file or a patch
+  that does not apply is an observation, with `info["failure_kind"]` MODEL / PATCH_FAILED /
+  TIMEOUT. A container that died ends the episode (`terminated`, ENV_COLLAPSE).
+- `verify` runs the hidden tests (SWE: the task's test_patch, applied only now, on test files
+  put back to the base commit; terminal: the task's tests copied to /tests only now, after any
+  stale reward file is removed) and grades them. `reward` is None whenever the failure kind is
+  an infrastructure one (ENV_COLLAPSE, VERIFIER_ERROR, BUILD_FAILED): such a sample carries no
+  signal about the policy, and a None cannot be averaged in by accident.
+- Every Docker call runs in the pool's executor; nothing here blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import shlex
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Coroutine
+from typing import Annotated, Any, Literal, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from envs import grading, reports
+from envs.models import FailureKind, SWETask, TerminalTask, TestResult
+from envs.pool import Pool, Recipe, ResetMode
+from envs.sandbox import Sandbox, SandboxDied, SandboxError
+
+T = TypeVar("T")
+Task = Union[SWETask, TerminalTask]
+
+# Pinned so that two episodes of the same task see the same world (as the eval harness does).
+DETERMINISM_ENV = {"TZ": "UTC", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+                   "PYTHONDONTWRITEBYTECODE": "1", "CI": "true"}
+READ_LIMIT = 1 << 20  # bytes a ReadFile returns at most
+OBS_LIMIT = 32 * 1024  # characters of command output an observation keeps (head + tail)
+REWARD_FILES = ("/logs/verifier/reward.txt", "/logs/verifier/reward.json")
+_GIT = "git -c safe.directory='*' -c core.quotepath=false"
+SYSTEM_PROMPT = ("You are working in a Linux sandbox. Act with the actions shell, read_file, "
+                 "write_file, apply_patch; send submit when you are done.")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------- actions
+
+
+class Shell(_Frozen):
+    type: Literal["shell"] = "shell"
+    command: str
+    timeout: float | None = None  # seconds; default: the environment's step timeout
+
+
+class ReadFile(_Frozen):
+    type: Literal["read_file"] = "read_file"
+    path: str
+
+
+class WriteFile(_Frozen):
+    type: Literal["write_file"] = "write_file"
+    path: str
+    content: str
+
+
+class ApplyPatch(_Frozen):
+    type: Literal["apply_patch"] = "apply_patch"
+    patch: str
+
+
+class Submit(_Frozen):
+    type: Literal["submit"] = "submit"
+
+
+Action = Annotated[Union[Shell, ReadFile, WriteFile, ApplyPatch, Submit],
+                   Field(discriminator="type")]
+_ACTION = TypeAdapter(Action)
+
+
+def parse_action(action: Any) -> Shell | ReadFile | WriteFile | ApplyPatch | Submit:
+    """An Action from a model, a dict, a JSON object string, or plain text (a shell command)."""
+    if isinstance(action, (Shell, ReadFile, WriteFile, ApplyPatch, Submit)):
+        return action
+    if isinstance(action, str):
+        text = action.strip()
+        if not text.startswith("{"):
+            return Shell(command=action)
+        action = json.loads(text)
+    return _ACTION.validate_python(action)
+
+
+# --------------------------------------------------------------------------- results
+
+
+class Observation(_Frozen):
+    """What the agent sees: plain text, and the same as chat messages to append."""
+
+    text: str
+    messages: list[dict[str, str]]
+
+    @classmethod
+    def prompt(cls, text: str) -> Observation:
+        return cls(text=text, messages=[{"role": "system", "content": SYSTEM_PROMPT},
+                                        {"role": "user", "content": text}])
+
+    @classmethod
+    def result(cls, text: str) -> Observation:
+        return cls(text=text, messages=[{"role": "user", "content": text}])
+
+
+class StepResult(_Frozen):
+    observation: Observation
+    terminated: bool = False  # the episode ended (submit, or the sandbox died)
+    truncated: bool = False  # a step or time limit ended it
+    reward: float = 0.0  # always 0: the reward comes from verify()
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+class VerifyResult(_Frozen):
+    reward: float | None  # None for infrastructure failures: drop the sample
+    failure: FailureKind = FailureKind.NONE
+    reason: str = ""
+    resolved: bool = False
+    tests: list[TestResult] = Field(default_factory=list)
+    tests_status: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    exit_code: int | None = None
+    duration_s: float = 0.0
+
+    @property
+    def is_infrastructure(self) -> bool:
+        return self.failure.is_infrastructure
+
+
+class EnvState(_Frozen):
+    task_id: str
+    kind: Literal["swe", "terminal"]
+    rollout_id: str | None
+    seed: int | None
+    step_count: int
+    elapsed_s: float
+    terminated: bool
+    truncated: bool
+    failure: FailureKind
+    sandbox_id: str | None
+
+
+class EpisodeError(SandboxError):
+    """The episode cannot go on (no reset yet, already over, the environment is missing)."""
+
+    def __init__(self, message: str, failure: FailureKind = FailureKind.NONE) -> None:
+        super().__init__(message)
+        self.failure = failure
+
+
+def _infra(failure: FailureKind, reason: str, **kw: Any) -> VerifyResult:
+    return VerifyResult(reward=None if failure.is_infrastructure else 0.0, failure=failure,
+                        reason=reason, **kw)
+
+
+def _cap(text: str, limit: int = OBS_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - limit} characters cut ...]\n{text[-half:]}"
+
+
+def task_id_of(task: Task) -> str:
+    return task.instance_id if isinstance(task, SWETask) else task.task_id
+
+
+# --------------------------------------------------------------------------- task kinds
+
+
+class _Kind:
+    """What differs between SWE and terminal tasks; all methods but prompt() block."""
+
+    kind: Literal["swe", "terminal"]
+    default_mode: ResetMode
+    verify_timeout: float
+    agent_timeout: float | None = None
+
+    def recipe(self, mode: ResetMode) -> Recipe:
+        raise NotImplementedError
+
+    def prompt(self) -> str:
+        raise NotImplementedError
+
+    def verify(self, sb: Sandbox, timeout: float, mutated: bool,
+               command: str | None) -> VerifyResult:
+        raise NotImplementedError
+
+    def solve(self, sb: Sandbox) -> None:
+        """Apply the reference solution (for check_env)."""
+        raise NotImplementedError
+
+    def fingerprint(self, sb: Sandbox) -> str:
+        raise NotImplementedError
+
+
+def _last_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1][:200] if lines else ""
+
+
+_DIFF_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
+
+
+class _SWE(_Kind):
+    kind = "swe"
+    default_mode = ResetMode.RESTORE
+
+    def __init__(self, task: SWETask) -> None:
+        if task.env_spec is None or not task.env_spec.image:
+            raise EpisodeError(f"task {task.instance_id} has no built environment image",
+                               FailureKind.ENV_COLLAPSE)
+        self.task, self.spec = task, task.env_spec
+        self.verify_timeout = self.spec.limits.timeout
+        self.commit = self.spec.checkout or task.base_commit
+
+    def recipe(self, mode: ResetMode) -> Recipe:
+        from envs.instance import checkout_script
+
+        return Recipe.make(
+            self.spec.image or "", workdir=self.spec.workdir, network=self.spec.network,
+            limits=self.spec.limits, env={**DETERMINISM_ENV, **self.spec.env},
+            labels={"envfactory.instance": self.task.instance_id[:60]},
+            setup=checkout_script(self.spec.checkout) if self.spec.checkout else "",
+            reset_mode=mode, restore_commit=self.commit)
+
+    def prompt(self) -> str:
+        t = self.task
+        text = f"Repository {t.repo}, checked out at {self.spec.workdir}.\n\n{t.problem_statement}"
+        if t.hints_text.strip():
+            text += f"\n\nHints:\n{t.hints_text}"
+        return text
+
+    def verify(self, sb: Sandbox, timeout: float, mutated: bool,
+               command: str | None) -> VerifyResult:
+        spec, task = self.spec, self.task
+        t0 = time.monotonic()
+        sb.kill_all()  # the agent's background processes do not run beside the tests
+        if task.test_patch.strip():
+            # The agent may have edited the test files; put them back before the hidden ones.
+            paths = sorted({p for m in _DIFF_PATH.finditer(task.test_patch) for p in m.groups()})
+            c = shlex.quote(self.commit)
+            script = "".join(
+                f"if {_GIT} cat-file -e {c}:{shlex.quote(p)} 2>/dev/null; then "
+                f"{_GIT} checkout -q {c} -- {shlex.quote(p)}; else rm -rf {shlex.quote(p)}; fi\n"
+                for p in paths)
+            res = sb.exec(f"set -e\n{script}", timeout=120)
+            if res.exit_code != 0:
+                return _infra(FailureKind.VERIFIER_ERROR,
+                              f"could not reset the test files: {_last_line(res.output)}")
+            tp = sb.apply_patch(task.test_patch)
+            if not tp.applied:
+                return _infra(FailureKind.VERIFIER_ERROR,
+                              f"the task's test patch did not apply: {tp.reason}")
+        if spec.report_path:
+            sb.exec(f"rm -f {shlex.quote(spec.report_path)}", timeout=30)  # no stale report
+        res = sb.exec(command or spec.test_command, timeout=timeout)
+        took = time.monotonic() - t0
+        if res.timed_out:
+            return _infra(FailureKind.TIMEOUT, f"tests timed out after {timeout:g}s",
+                          exit_code=res.exit_code, duration_s=took)
+        if res.oom_killed:
+            return _infra(FailureKind.OOM, f"out of memory (limit {spec.limits.memory})",
+                          exit_code=res.exit_code, duration_s=took)
+        data: bytes | str = res.stdout
+        if spec.report_path:
+            try:
+                data = sb.get_file(spec.report_path)
+            except FileNotFoundError:
+                data = b""
+        why = "the report holds no test result"
+        try:
+            parsed = reports.parse(spec.report_format, data, exit_code=res.exit_code)
+        except reports.ReportParseError as exc:
+            parsed, why = None, str(exc)
+        if parsed is None or not parsed.results:
+            # After the agent changed things, a run with no results is its doing (it broke
+            # the build); untouched, the environment itself is broken.
+            kind = FailureKind.MODEL if mutated else FailureKind.BUILD_FAILED
+            return _infra(kind, f"no test results ({why}); exit {res.exit_code}: "
+                          f"{_last_line(res.output)}", exit_code=res.exit_code, duration_s=took)
+        g = grading.grade(parsed, task.FAIL_TO_PASS, task.PASS_TO_PASS)
+        return VerifyResult(
+            reward=None if g.failure_kind.is_infrastructure else g.reward,
+            failure=g.failure_kind, reason=g.reason, resolved=g.resolved,
+            tests=list(parsed.results),
+            tests_status={k: v.model_dump() for k, v in g.tests_status.items()},
+            exit_code=res.exit_code, duration_s=took)
+
+    def solve(self, sb: Sandbox) -> None:
+        res = sb.apply_patch(self.task.patch)
+        if not res.applied:
+            raise SandboxError(f"the reference patch did not apply: {res.reason}")
+
+    def fingerprint(self, sb: Sandbox) -> str:
+        res = sb.exec(f"{_GIT} rev-parse HEAD; {_GIT} status --porcelain --untracked-files=all;"
+                      f" {_GIT} diff HEAD | sha256sum", timeout=60)
+        return res.stdout
+
+
+def _workdir(dockerfile: str) -> str:
+    found = re.findall(r"^\s*WORKDIR\s+(\S+)\s*$", dockerfile, re.M | re.I)
+    return found[-1] if found else "/"
+
+
+class _Terminal(_Kind):
+    kind = "terminal"
+    default_mode = ResetMode.RECREATE
+
+    def __init__(self, task: TerminalTask) -> None:
+        self.task = task
+        self.verify_timeout = task.verifier_timeout_sec
+        self.agent_timeout = task.agent_timeout_sec
+        self.workdir = _workdir(task.dockerfile)
+        self._image = task.image
+
+    def image(self) -> str:
+        if self._image is None:
+            from envs import images
+
+            name = "task-" + re.sub(r"[^a-z0-9._-]+", "-", self.task.task_id.lower())[:60]
+            files = {p: t.encode() for p, t in self.task.files.items()}
+            try:
+                self._image = images.build_context(name, self.task.dockerfile, files,
+                                                   kind="task", log=lambda _m: None)
+            except images.ImageBuildError as exc:
+                raise EpisodeError(str(exc), FailureKind.BUILD_FAILED) from exc
+        return self._image
+
+    def recipe(self, mode: ResetMode) -> Recipe:
+        return Recipe.make(self.image(), workdir=self.workdir, network=self.task.network,
+                           env=DETERMINISM_ENV,
+                           labels={"envfactory.task": self.task.task_id[:60]}, reset_mode=mode)
+
+    def prompt(self) -> str:
+        return self.task.instruction
+
+    def verify(self, sb: Sandbox, timeout: float, mutated: bool,
+               command: str | None) -> VerifyResult:
+        t0 = time.monotonic()
+        sb.kill_all()
+        # Stale reward files go first, and it must work: a planted reward is never read.
+        res = sb.exec("rm -rf /tests /logs/verifier && mkdir -p /tests /logs/verifier && "
+                      "! ls /logs/verifier/* >/dev/null 2>&1", timeout=60)
+        if res.exit_code != 0:
+            return _infra(FailureKind.VERIFIER_ERROR,
+                          f"could not clear /tests and /logs/verifier: {_last_line(res.output)}")
+        sb.put_files({f"/tests/{p.lstrip('/')}": t for p, t in self.task.tests.items()})
+        res = sb.exec(command or self.task.test_command, timeout=timeout)
+        took = time.monotonic() - t0
+        if res.timed_out:
+            return _infra(FailureKind.TIMEOUT, f"tests timed out after {timeout:g}s",
+                          exit_code=res.exit_code, duration_s=took)
+        if res.oom_killed:
+            return _infra(FailureKind.OOM, "the tests ran out of memory",
+                          exit_code=res.exit_code, duration_s=took)
+        tests: list[TestResult] = []
+        with contextlib.suppress(FileNotFoundError, SandboxError, reports.ReportParseError):
+            tests = list(reports.parse("junit", sb.get_file("/logs/verifier/junit.xml")).results)
+        for path in REWARD_FILES:
+            try:
+                raw = sb.get_file(path, max_bytes=1 << 16).decode("utf-8", "replace").strip()
+            except FileNotFoundError:
+                continue
+            try:
+                value = float(json.loads(raw)["reward"]) if path.endswith(".json") \
+                    else float(raw)
+            except (ValueError, KeyError, TypeError) as exc:
+                return _infra(FailureKind.VERIFIER_ERROR, f"{path} holds no number: {exc}",
+                              exit_code=res.exit_code, duration_s=took)
+            return VerifyResult(reward=value, resolved=value >= 1.0, tests=tests,
+                                reason=f"reward {value:g} from {path}",
+                                exit_code=res.exit_code, duration_s=took)
+        return _infra(FailureKind.VERIFIER_ERROR,
+                      f"the tests wrote no reward file (exit {res.exit_code}: "
+                      f"{_last_line(res.output)})", exit_code=res.exit_code, duration_s=took)
+
+    def solve(self, sb: Sandbox) -> None:
+        sb.put_file("/solution/solve.sh", self.task.solution, mode=0o755)
+        res = sb.exec("bash /solution/solve.sh", timeout=self.task.agent_timeout_sec)
+        if res.exit_code != 0:
+            raise SandboxError(f"the reference solution failed (exit {res.exit_code}): "
+                               f"{_last_line(res.output)}")
+
+    def fingerprint(self, sb: Sandbox) -> str:
+        wd = shlex.quote(self.workdir)
+        prune = "\\( -path /proc -o -path /sys -o -path /dev -o -path /tmp \\) -prune -o"
+        res = sb.exec(f"find {wd} -xdev -maxdepth 4 {prune} -type f -print 2>/dev/null | "
+                      "LC_ALL=C sort | head -n 5000 | xargs -r -d '\\n' sha256sum 2>/dev/null"
+                      " | sha256sum", timeout=120)
+        return res.stdout
+
+
+def _kind_for(task: Task) -> _Kind:
+    return _SWE(task) if isinstance(task, SWETask) else _Terminal(task)
+
+
+# --------------------------------------------------------------------------- the environment
+
+
+_DEFAULT_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pool] = \
+    weakref.WeakKeyDictionary()
+
+
+def default_pool() -> Pool:
+    """The pool of the running event loop (made on first use; close it with shutdown())."""
+    loop = asyncio.get_running_loop()
+    pool = _DEFAULT_POOLS.get(loop)
+    if pool is None:
+        pool = _DEFAULT_POOLS[loop] = Pool()
+    return pool
+
+
+async def shutdown() -> None:
+    """Close the running loop's default pool."""
+    pool = _DEFAULT_POOLS.pop(asyncio.get_running_loop(), None)
+    if pool is not None:
+        await pool.close()
+
+
+class Environment:
+    """One task, many episodes (one at a time). Not safe to share between coroutines."""
+
+    def __init__(self, task: Task, *, pool: Pool | None = None, max_steps: int = 100,
+                 step_timeout: float = 300.0, verify_timeout: float | None = None,
+                 reset_mode: ResetMode | str | None = None) -> None:
+        self.task = task
+        self.task_id = task_id_of(task)
+        self._kind = _kind_for(task)
+        self.kind = self._kind.kind
+        self._pool = pool
+        self.max_steps = max_steps
+        self.step_timeout = step_timeout
+        self.verify_timeout = verify_timeout or self._kind.verify_timeout
+        self.reset_mode = ResetMode(reset_mode) if reset_mode else self._kind.default_mode
+        self._recipe: Recipe | None = None
+        self._sb: Sandbox | None = None
+        self._rollout_id: str | None = None
+        self._seed: int | None = None
+        self._steps = 0
+        self._t0 = 0.0
+        self._terminated = self._truncated = False
+        self._mutated = False
+        self._failure = FailureKind.NONE
+        self._closed = False
+        self._verify_command: str | None = None  # check_env plants a hang through this
+
+    @property
+    def pool(self) -> Pool:
+        if self._pool is None:
+            self._pool = default_pool()
+        return self._pool
+
+    async def __aenter__(self) -> Environment:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _give_back(self) -> None:
+        sb, self._sb = self._sb, None
+        if sb is not None:
+            await self.pool.release(sb, broken=self._failure is FailureKind.ENV_COLLAPSE)
+
+    async def reset(self, *, seed: int | None = None, rollout_id: str | None = None,
+                    options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        """Start an episode in a clean sandbox. Raises EpisodeError (with .failure) when the
+        environment cannot be made (image missing or unbuildable)."""
+        if self._closed:
+            raise EpisodeError("the environment is closed")
+        t0 = time.monotonic()
+        await self._give_back()
+        self._steps, self._mutated = 0, False
+        self._terminated = self._truncated = False
+        self._failure = FailureKind.NONE
+        self._seed, self._rollout_id = seed, rollout_id or uuid.uuid4().hex
+        if self._recipe is None:
+            self._recipe = await self.pool.run(self._kind.recipe, self.reset_mode)
+        try:
+            self._sb = await self.pool.acquire(self._recipe)
+        except SandboxError as exc:
+            self._failure = FailureKind.ENV_COLLAPSE
+            raise EpisodeError(f"no sandbox for {self.task_id}: {exc}",
+                               FailureKind.ENV_COLLAPSE) from exc
+        self._t0 = time.monotonic()
+        self.pool.record_reset(self._t0 - t0)
+        info = {"task_id": self.task_id, "kind": self.kind, "rollout_id": self._rollout_id,
+                "seed": seed, "reset_s": self._t0 - t0}
+        return Observation.prompt(self._kind.prompt()), info
+
+    def _live(self) -> Sandbox:
+        if self._sb is None:
+            raise EpisodeError("call reset() before step()")
+        if self._terminated or self._truncated:
+            raise EpisodeError("the episode is over; call reset()")
+        return self._sb
+
+    async def step(self, action: Any) -> StepResult:
+        """Act once. The agent's failures are observations; a dead sandbox ends the episode."""
+        sb = self._live()
+        act = parse_action(action)
+        self._steps += 1
+        info: dict[str, Any] = {"step": self._steps, "failure_kind": FailureKind.NONE}
+        terminated = False
+        try:
+            text = await self.pool.run(self._act, sb, act, info)
+        except SandboxDied as exc:
+            self._failure = FailureKind.ENV_COLLAPSE
+            info["failure_kind"] = FailureKind.ENV_COLLAPSE
+            text, terminated = f"[the sandbox died: {exc}]", True
+        if isinstance(act, Submit):
+            terminated = True
+        truncated = False
+        if not terminated:
+            over_time = self._kind.agent_timeout is not None and \
+                time.monotonic() - self._t0 > self._kind.agent_timeout
+            truncated = self._steps >= self.max_steps or over_time
+        self._terminated, self._truncated = terminated, truncated
+        return StepResult(observation=Observation.result(text), terminated=terminated,
+                          truncated=truncated, info=info)
+
+    def _act(self, sb: Sandbox, act: Any, info: dict[str, Any]) -> str:
+        """Blocking: one action in the sandbox (runs in the pool's executor)."""
+        if isinstance(act, Shell):
+            self._mutated = True  # a command may change anything
+            res = sb.exec(act.command, timeout=act.timeout or self.step_timeout)
+            info["exit_code"] = res.exit_code
+            if res.timed_out:
+                info["failure_kind"] = FailureKind.TIMEOUT
+                return _cap(res.output) + f"\n[timed out after {act.timeout or self.step_timeout:g}s]"
+            if res.exit_code != 0:
+                info["failure_kind"] = FailureKind.MODEL
+            return _cap(res.output) + f"\n[exit code {res.exit_code}]"
+        if isinstance(act, ReadFile):
+            try:
+                data = sb.get_file(act.path, max_bytes=READ_LIMIT)
+            except FileNotFoundError:
+                info["failure_kind"] = FailureKind.MODEL
+                return f"[no such file: {act.path}]"
+            except SandboxDied:
+                raise
+            except SandboxError as exc:
+                info["failure_kind"] = FailureKind.MODEL
+                return f"[cannot read {act.path}: {exc}]"
+            return data.decode("utf-8", errors="replace")
+        if isinstance(act, WriteFile):
+            self._mutated = True
+            sb.put_file(act.path, act.content)
+            return f"[wrote {len(act.content.encode())} bytes to {act.path}]"
+        if isinstance(act, ApplyPatch):
+            res = sb.apply_patch(act.patch)
+            if not res.applied:
+                info["failure_kind"] = FailureKind.PATCH_FAILED
+                return f"[patch did not apply: {res.reason}]"
+            self._mutated = True
+            return f"[patch applied ({res.method})]"
+        return "[submitted]"
+
+    async def verify(self, *, timeout: float | None = None) -> VerifyResult:
+        """Run the hidden tests and grade them; ends the episode."""
+        if self._sb is None:
+            return _infra(FailureKind.ENV_COLLAPSE, "no live episode: reset() did not succeed")
+        if self._failure is FailureKind.ENV_COLLAPSE:
+            return _infra(FailureKind.ENV_COLLAPSE, "the sandbox died during the episode")
+        limit = timeout or self.verify_timeout
+        try:
+            result = await self.pool.run(self._kind.verify, self._sb, limit, self._mutated,
+                                         self._verify_command)
+        except SandboxDied as exc:
+            self._failure = FailureKind.ENV_COLLAPSE
+            result = _infra(FailureKind.ENV_COLLAPSE, f"the sandbox died: {exc}")
+        except SandboxError as exc:
+            self._failure = FailureKind.ENV_COLLAPSE
+            result = _infra(FailureKind.ENV_COLLAPSE, f"the sandbox failed: {exc}")
+        except Exception as exc:  # a grader bug is not the policy's fault
+            result = _infra(FailureKind.VERIFIER_ERROR, f"{type(exc).__name__}: {exc}")
+        self._terminated = True
+        if result.failure is not FailureKind.NONE and self._failure is FailureKind.NONE:
+            self._failure = result.failure
+        return result
+
+    async def solve_reference(self) -> None:
+        """Apply the task's reference solution in the current episode (for check_env)."""
+        sb = self._live()
+        self._mutated = True
+        await self.pool.run(self._kind.solve, sb)
+
+    async def fingerprint(self) -> str:
+        """A digest of the episode's files (check_env compares two resets with it)."""
+        return await self.pool.run(self._kind.fingerprint, self._live())
+
+    def state(self) -> EnvState:
+        return EnvState(task_id=self.task_id, kind=self.kind, rollout_id=self._rollout_id,
+                        seed=self._seed, step_count=self._steps,
+                        elapsed_s=time.monotonic() - self._t0 if self._t0 else 0.0,
+                        terminated=self._terminated, truncated=self._truncated,
+                        failure=self._failure, sandbox_id=self._sb.id if self._sb else None)
+
+    async def close(self) -> None:
+        """Give the sandbox back to the pool. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._give_back()
+
+
+# --------------------------------------------------------------------------- constructors
+
+
+def resolve_task(task: Task | str, registry: Any = None) -> Task:
+    """A task object as is, or a task id looked up in the registry (SWE, then terminal)."""
+    if not isinstance(task, str):
+        return task
+    from envs.registry import Registry
+
+    reg = registry or Registry()
+    try:
+        found: Task | None = reg.get_swe_task(task) or reg.get_terminal_task(task)
+    finally:
+        if registry is None:
+            reg.close()
+    if found is None:
+        raise KeyError(f"no task {task!r} in the registry")
+    return found
+
+
+def make(task: Task | str, *, registry: Any = None, pool: Pool | None = None,
+         **kwargs: Any) -> Environment:
+    """An environment for a task (or a task id in the registry). Keyword arguments go to
+    Environment: max_steps, step_timeout, verify_timeout, reset_mode."""
+    return Environment(resolve_task(task, registry), pool=pool, **kwargs)
+
+
+def load_environment(env_id: str | None = None, *, task: Task | None = None,
+                     **kwargs: Any) -> Environment:
+    """verifiers-style entry point: `load_environment("<task id>", **env_args)`."""
+    target = task if task is not None else env_id
+    if target is None:
+        raise ValueError("load_environment needs a task id or task=")
+    return make(target, **kwargs)
+
+
+# --------------------------------------------------------------------------- sync wrapper
+
+
+class SyncEnvironment:
+    """The same API without async, for simple loops: its own event loop and pool, in a thread.
+
+        with SyncEnvironment(task) as env:
+            obs, info = env.reset(seed=0)
+            env.step(Shell(command="ls"))
+            print(env.verify().reward)
+    """
+
+    def __init__(self, task: Task | str, *, pool_kwargs: dict[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                        name="envfactory-sync-env")
+        self._thread.start()
+        self._pool = Pool(**(pool_kwargs or {"max_live": 2, "spares": 1}))
+        self.env = make(task, pool=self._pool, **kwargs)
+        self._closed = False
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def reset(self, *, seed: int | None = None,
+              rollout_id: str | None = None) -> tuple[Observation, dict[str, Any]]:
+        return self._run(self.env.reset(seed=seed, rollout_id=rollout_id))
+
+    def step(self, action: Any) -> StepResult:
+        return self._run(self.env.step(action))
+
+    def verify(self, *, timeout: float | None = None) -> VerifyResult:
+        return self._run(self.env.verify(timeout=timeout))
+
+    def state(self) -> EnvState:
+        return self.env.state()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._run(self.env.close())
+            self._run(self._pool.close())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=30)
+            self._loop.close()
+
+    def __enter__(self) -> SyncEnvironment:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
