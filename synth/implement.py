@@ -8,6 +8,7 @@ image's python3 and writes the reward to /logs/verifier/reward.txt (Harbor's con
 
 from __future__ import annotations
 
+import base64
 import functools
 import shlex
 
@@ -113,16 +114,22 @@ def from_blueprint(d: TaskDraft, bp: Blueprint, *, tag: str) -> TerminalTask:
     for path in bp.files:
         if not path.startswith("/") or ".." in path.split("/"):
             raise ImplementError(f"{d.family}: file path {path!r} must be absolute")
-    # Steps run through `RUN`: one line each, so multi-line setup goes in as a file.
-    setup = tuple(s if "\n" not in s else f"bash -ec {shlex.quote(s)}" for s in bp.setup)
+    # A Dockerfile instruction is one line, so a multi-line step travels base64-encoded.
+    setup = tuple(s if "\n" not in s else
+                  f"echo {base64.b64encode(s.encode()).decode()} | base64 -d | bash -e"
+                  for s in bp.setup)
     bp = bp.model_copy(update={"setup": setup})
     mutants = {name: script(steps) for name, steps in bp.mutants.items()}
+    solution = script(bp.solution)
+    same = [name for name, body in mutants.items() if body == solution]
+    if same:  # a mutant that is the oracle would fail the mutation gate for no reason
+        raise ImplementError(f"{d.family}: mutant(s) {same} equal the oracle")
     return TerminalTask(
         task_id=d.task_id,
         instruction=d.instruction,
         dockerfile=dockerfile(bp, tag),
         files={"files" + path: content for path, content in sorted(bp.files.items())},
-        solution=script(bp.solution),
+        solution=solution,
         tests={"test.sh": TEST_SH, "test_outputs.py": CHECK_PREAMBLE + bp.check.strip() + "\n"
                + RUNNER},
         family=d.family,
