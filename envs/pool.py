@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import shlex
 import threading
 import time
@@ -132,7 +133,7 @@ def percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
     ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    k = max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))
     return ordered[k]
 
 
@@ -393,6 +394,11 @@ class Pool:
                 return
             await self._put_idle(await self._create(recipe))
 
+    async def settle(self) -> None:
+        """Wait until background recycling and spare creation are done (tests, benches)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
     async def release(self, sandbox: Sandbox, *, broken: bool = False) -> None:
         """Give a leased sandbox back; it is recycled in the background. `broken`: destroy."""
         slot = self._leased.pop(id(sandbox), None)
@@ -476,18 +482,15 @@ echo '--tracked--'
         self._closed = True
         async with self._c:
             self._c.notify_all()
-        pending = list(self._tasks)
-        for t in pending:
-            t.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        # Background work sees _closed and winds down (no new spares); let it finish rather
+        # than cancel it, so no creation or removal is left half done.
+        await self.settle()
         slots = [s for q in self._idle.values() for s in q] + list(self._leased.values())
         self._idle.clear()
         self._leased.clear()
         await asyncio.gather(*(self._destroy(s) for s in slots), return_exceptions=True)
-        # Creations whose awaiting task was cancelled still finish in their thread: wait for
-        # them (queued work is dropped), then close whatever they made.
-        await asyncio.to_thread(self._executor.shutdown, wait=True, cancel_futures=True)
-        self.close_sync()
+        await self.settle()
+        await asyncio.to_thread(self.close_sync)  # anything left, off the loop
 
     def close_sync(self) -> None:
         """Close every sandbox from any thread (atexit, a loop that is gone)."""
