@@ -1,0 +1,290 @@
+"""The episode API on a real engine: actions, rewards for SWE and terminal tasks, 32
+concurrent episodes under a cap, a container killed mid-episode, verify timeouts, reset
+determinism, check_env on sample tasks and on planted broken ones, the sync wrapper."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+import envs
+from data import eval_samples
+from envs.api import (
+    ApplyPatch,
+    Environment,
+    EpisodeError,
+    ReadFile,
+    Shell,
+    Submit,
+    SyncEnvironment,
+    WriteFile,
+    make,
+    parse_action,
+)
+from envs.check import acheck_env
+from envs.models import FailureKind, SWETask, TerminalTask
+from envs.pool import Pool
+
+pytestmark = pytest.mark.docker
+
+ADD_TESTS = {"test.sh": 'if [ "$(cat /app/answer.txt 2>/dev/null)" = 7 ]; '
+                        "then echo 1 > /logs/verifier/reward.txt; "
+                        "else echo 0 > /logs/verifier/reward.txt; fi\n"}
+
+
+def terminal_task(base: str, task_id: str = "add-numbers", **kw) -> TerminalTask:
+    """A small terminal task: add two numbers from a file."""
+    fields = dict(
+        task_id=task_id, instruction="Write the sum of the two numbers in /app/input.txt "
+                                     "to /app/answer.txt.",
+        dockerfile=f"FROM {base}\nWORKDIR /app\nCOPY app/ /app/\n",
+        files={"app/input.txt": "3 4\n"},
+        solution="read a b < /app/input.txt\necho $((a + b)) > /app/answer.txt\n",
+        tests=ADD_TESTS, family="add", difficulty="easy", tags=["arith"],
+        verifier_timeout_sec=30)
+    fields.update(kw)
+    return TerminalTask(**fields)
+
+
+@pytest.fixture(scope="module")
+def built(docker_engine):
+    return eval_samples.build_tasks()
+
+
+@pytest.fixture(scope="module")
+def pyclamp(built) -> SWETask:
+    return built[0].task
+
+
+@pytest.fixture(scope="module")
+def adder(base_image) -> TerminalTask:
+    return terminal_task(base_image)
+
+
+def _run(coro):
+    return asyncio.run(coro)
+
+
+def test_parse_action_forms():
+    assert parse_action("ls -la") == Shell(command="ls -la")
+    assert parse_action('{"type": "read_file", "path": "a.py"}') == ReadFile(path="a.py")
+    assert parse_action({"type": "submit"}) == Submit()
+    with pytest.raises(ValueError):
+        parse_action({"type": "fly"})
+
+
+def test_facade_exports():
+    assert envs.make is make and envs.Pool is Pool
+    assert callable(envs.check_env) and callable(envs.find_tasks)
+
+
+def test_swe_episode_actions_and_rewards(pyclamp):
+    async def main():
+        async with Pool(max_live=3, spares=1) as pool:
+            env = make(pyclamp, pool=pool)
+            obs, info = await env.reset(seed=1, rollout_id="r-1")
+            assert "clamp" in obs.text and obs.messages[-1] == {"role": "user",
+                                                               "content": obs.text}
+            assert info["rollout_id"] == "r-1" and info["seed"] == 1
+            r = await env.step(ReadFile(path="clamp.py"))
+            assert "return lo" in r.observation.text and not r.terminated
+            r = await env.step(ReadFile(path="nope.py"))
+            assert r.info["failure_kind"] is FailureKind.MODEL
+            r = await env.step(Shell(command="exit 3"))
+            assert r.info["exit_code"] == 3 and r.info["failure_kind"] is FailureKind.MODEL
+            r = await env.step(ApplyPatch(patch="not a patch"))
+            assert r.info["failure_kind"] is FailureKind.PATCH_FAILED
+            r = await env.step(ApplyPatch(patch=pyclamp.patch))
+            assert r.info["failure_kind"] is FailureKind.NONE
+            r = await env.step(Submit())
+            assert r.terminated
+            assert env.state().step_count == 6
+            with pytest.raises(EpisodeError):
+                await env.step(Shell(command="true"))
+            solved = await env.verify()
+            # An edit of the hidden test file does not help: it is put back before grading.
+            await env.reset()
+            await env.step(WriteFile(path="tests/test_clamp.py", content="def test_x(): pass\n"))
+            gamed = await env.verify()
+            await env.close()
+            await env.close()  # idempotent
+            return solved, gamed
+
+    solved, gamed = _run(main())
+    assert solved.reward == 1.0 and solved.resolved and solved.failure is FailureKind.NONE
+    assert {t.test_id for t in solved.tests} >= set(eval_samples.get("pyclamp").fail_to_pass)
+    assert gamed.reward == 0.0 and not gamed.is_infrastructure
+
+
+def test_reset_is_deterministic_and_clean(adder):
+    async def main():
+        async with Pool(max_live=2, spares=1) as pool:
+            env = make(adder, pool=pool)
+            obs1, _ = await env.reset(seed=0)
+            fp1 = await env.fingerprint()
+            await env.step(WriteFile(path="/app/answer.txt", content="7\n"))
+            await env.step(Shell(command="echo junk > /app/input.txt"))
+            obs2, _ = await env.reset(seed=0)
+            fp2 = await env.fingerprint()
+            left = await env.step(Shell(command="ls /app; cat /app/input.txt"))
+            await env.close()
+            return obs1, obs2, fp1, fp2, left.observation.text
+
+    obs1, obs2, fp1, fp2, left = _run(main())
+    assert obs1 == obs2 and fp1 == fp2
+    assert "answer.txt" not in left and "3 4" in left
+
+
+def test_32_concurrent_episodes_under_the_cap(pyclamp, adder, docker_engine):
+    """Half the episodes solve their task (reward 1), half do nothing (reward 0)."""
+    cap = 8
+
+    async def episode(pool: Pool, task, solve: bool, i: int) -> tuple[bool, float | None]:
+        env = Environment(task, pool=pool)
+        try:
+            await env.reset(seed=i, rollout_id=f"ep-{i}")
+            await env.step(Shell(command="ls"))
+            if solve:
+                if isinstance(task, SWETask):
+                    await env.step(ApplyPatch(patch=task.patch))
+                else:
+                    await env.step(Shell(command=task.solution))
+            await env.step(Submit())
+            return solve, (await env.verify()).reward
+        finally:
+            await env.close()
+
+    async def main():
+        async with Pool(max_live=cap, spares=2) as pool:
+            t0 = time.monotonic()
+            jobs = [episode(pool, pyclamp if i % 2 else adder, (i // 2) % 2 == 0, i)
+                    for i in range(32)]
+            results = await asyncio.gather(*jobs)
+            took = time.monotonic() - t0
+        return results, took, pool.metrics()  # after close: nothing may be live
+
+    results, took, m = _run(main())
+    print(f"\n32 episodes in {took:.1f}s; {m}")
+    assert len(results) == 32
+    for solve, reward in results:
+        assert reward == (1.0 if solve else 0.0)
+    assert sum(1 for s, _ in results if s) == 16
+    assert m.max_live <= cap and m.live == 0
+    assert m.warm_hits + m.cold_starts == 32
+    left = docker_engine.containers.list(all=True, sparse=True,
+                                         filters={"label": "envfactory.pool"})
+    assert left == []
+
+
+def test_container_killed_mid_episode_is_env_collapse(pyclamp, adder, docker_engine):
+    async def main():
+        async with Pool(max_live=2, spares=0) as pool:
+            out = []
+            for task in (pyclamp, adder):
+                env = make(task, pool=pool)
+                await env.reset()
+                await env.step(Shell(command="ls"))
+                docker_engine.containers.get(env.state().sandbox_id).kill()
+                step = await env.step(Shell(command="ls"))
+                verdict = await env.verify()
+                # Killed with no step in between: verify itself sees the death.
+                await env.reset()
+                docker_engine.containers.get(env.state().sandbox_id).kill()
+                direct = await env.verify()
+                await env.close()
+                out.append((step, verdict, direct))
+            return out
+
+    for step, verdict, direct in _run(main()):
+        assert step.terminated and step.info["failure_kind"] is FailureKind.ENV_COLLAPSE
+        for v in (verdict, direct):
+            assert v.failure is FailureKind.ENV_COLLAPSE and v.is_infrastructure
+            assert v.reward is None  # not a 0 the trainer would learn from
+
+
+def test_verify_timeout_is_honoured(built, base_image):
+    loop = built[0]
+    slow = terminal_task(base_image, task_id="slow-verifier",
+                         tests={"test.sh": "sleep 600\n"}, verifier_timeout_sec=2)
+
+    async def main():
+        async with Pool(max_live=2, spares=0) as pool:
+            env = make(loop.task, pool=pool, verify_timeout=3)
+            await env.reset()
+            await env.step(ApplyPatch(patch=loop.loop_patch))
+            t0 = time.monotonic()
+            hung = await env.verify()
+            hung_s = time.monotonic() - t0
+            await env.close()
+            env = make(slow, pool=pool)
+            await env.reset()
+            t0 = time.monotonic()
+            slow_v = await env.verify()
+            slow_s = time.monotonic() - t0
+            await env.close()
+            return hung, hung_s, slow_v, slow_s
+
+    hung, hung_s, slow_v, slow_s = _run(main())
+    assert hung.failure is FailureKind.TIMEOUT and hung.reward == 0.0 and hung_s < 15
+    assert slow_v.failure is FailureKind.TIMEOUT and slow_s < 12
+
+
+def test_check_env_passes_on_every_sample_task(built, adder):
+    async def main():
+        async with Pool(max_live=4, spares=0) as pool:
+            tasks = [b.task for b in built] + [adder]
+            return await asyncio.gather(*(acheck_env(t, pool=pool) for t in tasks))
+
+    reports = _run(main())
+    for r in reports:
+        assert r.passed, r.summary() + "; " + "; ".join(f"{c.name}: {c.detail}"
+                                                         for c in r.failed)
+    assert len(reports) == 4
+
+
+def test_check_env_fails_on_planted_broken_tasks(base_image):
+    no_fix = terminal_task(base_image, task_id="broken-solution", solution="true\n")
+    free = terminal_task(base_image, task_id="free-reward",
+                         tests={"test.sh": "echo 1 > /logs/verifier/reward.txt\n"})
+    no_reward = terminal_task(base_image, task_id="no-reward-file", tests={"test.sh": "true\n"})
+
+    async def main():
+        async with Pool(max_live=3, spares=0) as pool:
+            return await asyncio.gather(*(acheck_env(t, pool=pool)
+                                          for t in (no_fix, free, no_reward)))
+
+    r_fix, r_free, r_none = _run(main())
+    assert not r_fix.passed and [c.name for c in r_fix.failed] == ["reference_reward_1"]
+    assert not r_free.passed and [c.name for c in r_free.failed] == ["noop_reward_0"]
+    assert not r_none.passed and "VERIFIER_ERROR" in r_none.failed[0].detail
+
+
+def test_missing_image_is_env_collapse():
+    task = TerminalTask(task_id="ghost", instruction="x", dockerfile="FROM scratch\n",
+                        solution="true", image="envfactory/no-such-image:0")
+
+    async def main():
+        async with Pool(max_live=1, spares=0) as pool:
+            env = make(task, pool=pool)
+            with pytest.raises(EpisodeError) as err:
+                await env.reset()
+            verdict = await env.verify()
+            await env.close()
+            return err.value, verdict
+
+    err, verdict = _run(main())
+    assert err.failure is FailureKind.ENV_COLLAPSE
+    assert verdict.failure is FailureKind.ENV_COLLAPSE and verdict.reward is None
+
+
+def test_sync_wrapper(adder):
+    with SyncEnvironment(adder) as env:
+        obs, _ = env.reset(seed=0)
+        assert "/app/input.txt" in obs.text
+        env.step(Shell(command=adder.solution))
+        assert env.verify().reward == 1.0
+        env.reset(seed=0)
+        assert env.verify().reward == 0.0
+        assert env.state().task_id == "add-numbers"
