@@ -655,9 +655,11 @@ def _mine_samples(log: Callable[[str], None], as_json: bool, names: list[str],
             empty = evaluate("empty", tasks=tasks, run_id=f"main-empty-{stamp}", workers=2)
             ev.update(gold_resolved=gold.resolved_instances, empty_resolved=
                       empty.resolved_instances, gold_rate=gold.resolved_rate,
-                      empty_rate=empty.resolved_rate)
+                      empty_rate=empty.resolved_rate,
+                      infra_errors=gold.error_instances + empty.error_instances)
     ok = (all(not r["problems"] for r in rows) and bool(tasks)
-          and ev.get("gold_resolved") == len(tasks) and ev.get("empty_resolved") == 0)
+          and ev.get("gold_resolved") == len(tasks) and ev.get("empty_resolved") == 0
+          and ev.get("infra_errors") == 0)
     return {"ok": ok, "seconds": round(time.monotonic() - t0, 1), "samples": rows,
             "verified": len(verified), "eval": ev}
 
@@ -684,7 +686,8 @@ def _print_mining(mined: dict[str, Any]) -> None:
     if ev.get("tasks"):
         out.print(f"eval over the {ev['tasks']} verified task(s): gold resolved "
                   f"{ev['gold_resolved']}/{ev['tasks']} ({ev['gold_rate']:.0%}), empty "
-                  f"{ev['empty_resolved']}/{ev['tasks']} ({ev['empty_rate']:.0%})")
+                  f"{ev['empty_resolved']}/{ev['tasks']} ({ev['empty_rate']:.0%}), "
+                  f"infrastructure errors {ev['infra_errors']}")
 
 
 def main() -> None:

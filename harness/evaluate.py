@@ -177,6 +177,18 @@ def _result(task: SWETask, pred: Prediction, *, failure: FailureKind, reason: st
     return report
 
 
+def _builds_without_test_patch(sb: Any, spec: Any, timeout: float) -> bool:
+    """Whether the suite reports any result once the test patch is taken back out (an empty
+    prediction's sandbox, so a hard reset loses nothing)."""
+    try:
+        sb.exec("git reset -q --hard && git clean -fdq", timeout=120)
+        res = sb.exec(spec.test_command, timeout=timeout)
+        data = sb.get_file(spec.report_path) if spec.report_path else res.stdout
+        return bool(reports.parse(spec.report_format, data, exit_code=res.exit_code).results)
+    except Exception:  # a probe: any failure means "cannot tell"
+        return False
+
+
 def evaluate_one(job: EvalJob) -> dict[str, Any]:
     """Evaluate one prediction; writes the instance's files and returns its report."""
     from envs.instance import open_instance
@@ -258,6 +270,12 @@ def evaluate_one(job: EvalJob) -> dict[str, Any]:
             # (it broke the build); without one, the environment itself is broken.
             kind = FailureKind.MODEL if (pred.model_patch or "").strip() else \
                 FailureKind.BUILD_FAILED
+            if kind is FailureKind.BUILD_FAILED and task.test_patch.strip() and \
+                    _builds_without_test_patch(sb, spec, timeout):
+                # Tests that call code only the fix adds do not compile without it (Go,
+                # Java, C): the task's doing, not the environment's.
+                kind = FailureKind.MODEL
+                why += "; the suite builds without the test patch, so a fix is missing"
             tail = res.output.strip().splitlines()[-1:] or [""]
             return done(kind, f"no test results ({why}); exit {res.exit_code}: {tail[0][:200]}",
                         method=method, exit_code=res.exit_code)

@@ -229,6 +229,16 @@ def test_a_test_patch_that_breaks_the_build_before_keeps_old_tests_pass_to_pass(
     assert v.fail_to_pass == ["TestSub"], v.fail_to_pass
     assert {"TestAdd", "TestAddZero"} <= set(v.pass_to_pass)
     assert [r.side for r in v.runs].count("base") == 1
+    # Graded: gold resolves it; an empty patch leaves the suite unbuildable, which is the
+    # task's failure (graded, or MODEL), never the environment's (BUILD_FAILED).
+    from harness.evaluate import evaluate
+
+    tasks = {v.task.instance_id: v.task}
+    gold = evaluate("gold", tasks=tasks, run_id="gold", runs_dir=tmp_path / "runs")
+    empty = evaluate("empty", tasks=tasks, run_id="empty", runs_dir=tmp_path / "runs")
+    assert gold.resolved_instances == 1, gold.instances
+    (inst,) = empty.instances
+    assert not inst["resolved"] and inst["failure_kind"] in ("NONE", "MODEL"), inst
 
 
 def test_named_in_finds_a_test_name_on_changed_lines_and_hunk_headers() -> None:
