@@ -202,10 +202,16 @@ def _named_in(test_id: str, patch: str) -> bool:
     """Whether the test's own name (the last part of its id) appears on a changed line, or
     in the header of a hunk that edits lines (git names the enclosing function there)."""
     bare = re.sub(r"[\[(].*$", "", test_id)  # parameters: test_x[1.5], Test(args)
-    name = re.split(r"[/:.#\s]+", bare.strip("/:. "))[-1]
-    if len(name) < 3:
+    parts = [p for p in re.split(r"[/:.#\s]+", bare.strip("/:. ")) if p]
+    if not parts:
+        return True
+    # the test's own name, and the test function a subtest (Go's TestX/case) belongs to
+    names = {parts[-1]} | {p for p in parts[:-1] if re.match(r"(?i)^test.|.test$", p)}
+    names = {n for n in names if len(n) >= 3 and re.match(r"^[A-Za-z_]", n)}
+    if not names:
         return True  # too short to tell: keep it a FAIL_TO_PASS
-    pat = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    alts = "|".join(re.escape(n) for n in sorted(names))
+    pat = re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])")
     header, removes = "", False
     for line in [*patch.splitlines(), "@@"]:
         if line.startswith(("+++", "---")):
