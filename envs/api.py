@@ -484,6 +484,19 @@ class Environment:
         if sb is not None:
             await self.pool.release(sb, broken=self._failure is FailureKind.ENV_COLLAPSE)
 
+    async def _ensure_recipe(self) -> Recipe:
+        if self._recipe is None:
+            try:
+                self._recipe = await self.pool.run(self._kind.recipe, self.reset_mode)
+            except EpisodeError:
+                self._failure = FailureKind.ENV_COLLAPSE
+                raise
+        return self._recipe
+
+    async def prepare(self, spares: int | None = None) -> None:
+        """Build the task's image if needed and start warm spares, before the first reset."""
+        await self.pool.prewarm(await self._ensure_recipe(), spares)
+
     async def reset(self, *, seed: int | None = None, rollout_id: str | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         """Start an episode in a clean sandbox. Raises EpisodeError (with .failure) when the
@@ -496,10 +509,9 @@ class Environment:
         self._terminated = self._truncated = False
         self._failure = FailureKind.NONE
         self._seed, self._rollout_id = seed, rollout_id or uuid.uuid4().hex
-        if self._recipe is None:
-            self._recipe = await self.pool.run(self._kind.recipe, self.reset_mode)
+        recipe = await self._ensure_recipe()
         try:
-            self._sb = await self.pool.acquire(self._recipe)
+            self._sb = await self.pool.acquire(recipe)
         except SandboxError as exc:
             self._failure = FailureKind.ENV_COLLAPSE
             raise EpisodeError(f"no sandbox for {self.task_id}: {exc}",
