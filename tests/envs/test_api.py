@@ -288,3 +288,36 @@ def test_sync_wrapper(adder):
         env.reset(seed=0)
         assert env.verify().reward == 0.0
         assert env.state().task_id == "add-numbers"
+
+
+def _sample_names() -> list[str]:
+    from data import samples
+
+    return samples.names()
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("name", _sample_names())
+def test_check_env_on_every_mined_sample_task(name, tmp_home, tmp_path, docker_engine):
+    """Every task the pipeline verifies from a sample repository passes check_env
+    (mine -> build -> validate takes 1-3 min per repository; opt in with -m exhaustive)."""
+    from data import samples
+    from envs.registry import Registry
+    from repolaunch.pipeline import mine_and_validate
+    from tests.repolaunch.test_validate import share_env_specs
+
+    share_env_specs(tmp_home)
+    repo = samples.write(samples.get(name), tmp_path / "src")
+    with Registry() as reg:
+        report = mine_and_validate(repo, registry=reg)
+        assert report.verified_ids, f"{name}: nothing verified"
+
+        async def main():
+            async with Pool(max_live=2, spares=0) as pool:
+                return [await acheck_env(i, pool=pool, registry=reg)
+                        for i in report.verified_ids]
+
+        reports = _run(main())
+    bad = [r.summary() + ": " + "; ".join(c.detail for c in r.failed)
+           for r in reports if not r.passed]
+    assert not bad, bad
