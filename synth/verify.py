@@ -19,6 +19,7 @@ run; the reward is read from /logs/verifier/reward.txt (or reward.json).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -68,7 +69,11 @@ class DedupIndex:
 
     @staticmethod
     def keys(task: TerminalTask) -> list[str]:
-        keys = [f"ins:{instruction_key(task.instruction)}"]
+        # Same content (parameter fingerprint), or the same environment told in the same
+        # words up to case, punctuation and spacing: either makes a near duplicate.
+        env = hashlib.sha256(json.dumps([task.dockerfile, task.files], sort_keys=True)
+                             .encode()).hexdigest()[:16]
+        keys = [f"ins:{instruction_key(task.instruction)}:{env}"]
         if task.fingerprint:
             keys.append(f"fp:{task.fingerprint}")
         return keys

@@ -24,24 +24,28 @@ done
 @family("script-normalize-names", category="shell-scripting", difficulty=Difficulty.MEDIUM)
 class ScriptRename(Family):
     def sample(self, rng: random.Random) -> dict[str, Any]:
-        return {"script": rng.choice(["/app/bin/normalize.sh", "/app/tools/fixnames.sh"]),
-                "sep": rng.choice(["_", "-", "."])}
+        return {"script": rng.choice(["/app/bin/normalize.sh", "/app/tools/fixnames.sh",
+                                      "/app/bin/clean-names.sh", "/app/scripts/rename.sh",
+                                      "/app/normalize", "/app/tools/tidy.sh"]),
+                "sep": rng.choice(["_", "-", "."]), "case": rng.choice(["lower", "upper"])}
 
     def phrasings(self, p: dict[str, Any]) -> list[str]:
-        s, sep = p["script"], p["sep"]
+        s, sep, case = p["script"], p["sep"], p["case"]
         return [
             f"Write an executable bash script {s} that takes a directory as its only "
             f"argument and renames every regular file directly inside it (not in "
-            f"subdirectories, and not directories themselves) to its lowercase name with each "
+            f"subdirectories, and not directories themselves) to its {case}case name with each "
             f"space replaced by `{sep}`.",
             f"Create {s} (executable): given a directory path as argument, it must rename the "
             f"files in that directory (non-recursively; leave directories alone) so that "
-            f"names are all lowercase and spaces become `{sep}`.",
+            f"names are all {case}case and spaces become `{sep}`.",
         ]
 
     def implement(self, p: dict[str, Any]) -> Blueprint:
-        s, sep = p["script"], p["sep"]
+        s, sep, case = p["script"], p["sep"], p["case"]
         body = SCRIPT.replace("SEP", sep)
+        if case == "upper":
+            body = body.replace("tr 'A-Z' 'a-z'", "tr 'a-z' 'A-Z'")
         check = f"""
 import tempfile
 
@@ -56,14 +60,14 @@ def test_renames_hidden_inputs():
         Path(d, "Sub Dir", "Inner File").write_text("x")
         code, out = sh(f"{s} '{{d}}'")
         assert code == 0, out
-        want = {{c.lower().replace(" ", {sep!r}): c for c in CASES}}
+        want = {{c.{case}().replace(" ", {sep!r}): c for c in CASES}}
         got = {{p.name: p.read_text() for p in Path(d).iterdir() if p.is_file()}}
         assert got == want, got
         assert Path(d, "Sub Dir", "Inner File").exists()
 """
         write = write_step(s, body)
         return Blueprint(solution=(write, f"chmod +x {s}"), check=check, mutants={
-            "lowercase-only": (write_step(s, body.replace(f" | tr ' ' '{sep}'", "")),
+            "case-only": (write_step(s, body.replace(f" | tr ' ' '{sep}'", "")),
                                f"chmod +x {s}"),
             "recursive-too": (write_step(s, body.replace(
                 'cd "$1"\nfor f in *; do', 'cd "$1"\nfind . -depth -mindepth 1 -name "* *" '

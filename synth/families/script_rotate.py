@@ -20,8 +20,10 @@ ls -1t "$dir"/*.EXT 2>/dev/null | tail -n +$((keep + 1)) | while read -r f; do r
 @family("script-rotate-backups", category="shell-scripting", difficulty=Difficulty.MEDIUM)
 class ScriptRotate(Family):
     def sample(self, rng: random.Random) -> dict[str, Any]:
-        return {"script": rng.choice(["/app/bin/rotate.sh", "/app/rotate-backups.sh"]),
-                "ext": rng.choice(["bak", "tgz", "dump"])}
+        return {"script": rng.choice(["/app/bin/rotate.sh", "/app/rotate-backups.sh",
+                                      "/app/tools/prune.sh", "/app/bin/keep-newest",
+                                      "/app/scripts/rotate.sh"]),
+                "ext": rng.choice(["bak", "tgz", "dump", "snap", "old"])}
 
     def phrasings(self, p: dict[str, Any]) -> list[str]:
         s, e = p["script"], p["ext"]

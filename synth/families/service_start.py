@@ -62,7 +62,7 @@ def test_running():
 def test_heartbeat_fresh():
     time.sleep(1.0)
     beat = float(text("/app/run/{n}.beat"))
-    assert time.time() - beat < 1.5, time.time() - beat
+    assert time.time() - beat < 3.0, time.time() - beat
 """
         return Blueprint(files={s: WORKER}, executables=(s,), solution=(solve,), check=check,
                          mutants={
