@@ -538,10 +538,16 @@ class Environment:
         terminated = False
         try:
             text = await self.pool.run(self._act, sb, act, info)
-        except SandboxDied as exc:
-            self._failure = FailureKind.ENV_COLLAPSE
-            info["failure_kind"] = FailureKind.ENV_COLLAPSE
-            text, terminated = f"[the sandbox died: {exc}]", True
+        except SandboxError as exc:
+            # Died, or an engine error: a live sandbox means the action itself was bad
+            # (writing over a directory); a dead one ends the episode.
+            if not isinstance(exc, SandboxDied) and await self.pool.run(sb.alive):
+                info["failure_kind"] = FailureKind.MODEL
+                text = f"[the action failed: {exc}]"
+            else:
+                self._failure = FailureKind.ENV_COLLAPSE
+                info["failure_kind"] = FailureKind.ENV_COLLAPSE
+                text, terminated = f"[the sandbox died: {exc}]", True
         if isinstance(act, Submit):
             terminated = True
         truncated = False

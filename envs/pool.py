@@ -199,6 +199,7 @@ class Pool:
         self._wanted: dict[str, Recipe] = {}  # recipes that keep spares
         self._live = 0
         self._max_live = 0
+        self._waiting = 0  # acquirers waiting for a slot: spares yield to them
         self._tasks: set[asyncio.Task[Any]] = set()
         self._all: dict[int, Sandbox] = {}  # every sandbox alive, for the sync/atexit close
         self._all_lock = threading.Lock()
@@ -348,7 +349,11 @@ class Pool:
                 async with self._c:
                     if not self._idle.get(recipe.key) and self._live >= self.cap \
                             and not self._closed:
-                        await self._c.wait()
+                        self._waiting += 1
+                        try:
+                            await self._c.wait()
+                        finally:
+                            self._waiting -= 1
         finally:
             self._acquires.append(time.monotonic() - t0)
         self._leased[id(slot.sandbox)] = slot
@@ -371,15 +376,16 @@ class Pool:
     async def _replenish(self, recipe: Recipe) -> None:
         """Top up this recipe's spares, only with free slots (spares never wait for one)."""
         key = recipe.key
-        while not self._closed and (len(self._idle.get(key, ())) + self._creating.get(key, 0)
-                                    < self.config.spares):
+        while not self._closed and not self._waiting and (
+                len(self._idle.get(key, ())) + self._creating.get(key, 0) < self.config.spares):
             if not await self._reserve(recipe, wait=False, evict=False):
                 return
             self._creating[key] = self._creating.get(key, 0) + 1
             try:
                 slot = await self._create(recipe)
             except Exception as exc:
-                log.warning("warm spare for %s failed: %s", recipe.image, exc)
+                if not self._closed:  # closing cancels spares on purpose
+                    log.warning("warm spare for %s failed: %s", recipe.image, exc)
                 return
             finally:
                 self._creating[key] -= 1

@@ -94,13 +94,15 @@ def test_swe_episode_actions_and_rewards(pyclamp):
             assert r.info["failure_kind"] is FailureKind.MODEL
             r = await env.step(Shell(command="exit 3"))
             assert r.info["exit_code"] == 3 and r.info["failure_kind"] is FailureKind.MODEL
+            r = await env.step(WriteFile(path="clamp.py/x", content="under a file"))
+            assert r.info["failure_kind"] is FailureKind.MODEL and not r.terminated
             r = await env.step(ApplyPatch(patch="not a patch"))
             assert r.info["failure_kind"] is FailureKind.PATCH_FAILED
             r = await env.step(ApplyPatch(patch=pyclamp.patch))
             assert r.info["failure_kind"] is FailureKind.NONE
             r = await env.step(Submit())
             assert r.terminated
-            assert env.state().step_count == 6
+            assert env.state().step_count == 7
             with pytest.raises(EpisodeError):
                 await env.step(Shell(command="true"))
             solved = await env.verify()
