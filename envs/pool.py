@@ -300,11 +300,13 @@ class Pool:
         try:
             if closed:  # the pool closed while this creation was in flight
                 raise SandboxError("the pool is closed")
-            script = recipe.setup.strip()
-            mark = f"mkdir -p {shlex.quote(MARKER.rsplit('/', 1)[0])} && {_MARK}"
-            res = sb.exec(f"{script}\n{mark}" if script else mark,
-                          timeout=self.config.start_timeout)
-            if res.exit_code != 0:
+            # RESTORE needs the marker (and so `ls`); RECREATE images need nothing of ours.
+            parts = [f"(\n{recipe.setup.strip()}\n)"] if recipe.setup.strip() else []
+            if recipe.reset_mode is ResetMode.RESTORE:
+                parts.append(f"mkdir -p {shlex.quote(MARKER.rsplit('/', 1)[0])} && {_MARK}")
+            res = sb.exec(" && ".join(parts), timeout=self.config.start_timeout) if parts \
+                else None
+            if res is not None and res.exit_code != 0:
                 tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or [""]
                 raise SandboxError(f"sandbox setup failed (exit {res.exit_code}): "
                                    f"{tail[0][:200]}")

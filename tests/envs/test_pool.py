@@ -176,3 +176,18 @@ def test_event_loop_stays_responsive_and_close_cleans_up(docker_engine, base_ima
     assert worst < 0.25, f"the event loop stalled for {worst:.3f}s"
     assert m.live == 0 and m.max_live <= 4
     assert _ours(docker_engine, recipe) == []
+
+
+def test_failed_setup_frees_its_slot(docker_engine, base_image):
+    bad = Recipe.make(base_image, setup="echo nope >&2; exit 3", labels={"test": "setup"})
+
+    async def main():
+        async with Pool(max_live=1, spares=0) as pool:
+            for _ in range(2):  # a leaked slot would make the second wait forever
+                with pytest.raises(SandboxError, match="setup failed"):
+                    await asyncio.wait_for(pool.acquire(bad), 60)
+            return pool.metrics()
+
+    m = asyncio.run(main())
+    assert m.create_failures == 2 and m.live == 0
+    assert _ours(docker_engine, bad) == []
