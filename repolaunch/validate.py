@@ -26,10 +26,14 @@ absent from a suite run's report) and *skip* (SKIPPED).
   patch applied, a test is absent before mostly because its module does not compile or
   import without the fix), and are listed separately as well so a dataset can drop them.
 - broken build before: a before run whose report has no result at all, or only ERRORs
-  flagged by the parser as a whole suite/package failing (``package-failed`` /
-  ``suite-failed`` warnings). When every before run is broken, ``before_build_broken`` is
-  set and the tests that pass after are FAIL_TO_PASS (they could not pass before);
-  ``new_tests`` is then empty, since absence says nothing there.
+  that are flagged by the parser as a whole suite/package failing (``package-failed`` /
+  ``suite-failed`` warnings) or come with an exit code other than 0/1 (pytest's
+  "interrupted" at collection errors). When every before run is broken,
+  ``before_build_broken`` is set and one more run at the base commit *without* the test
+  patch is made: the tests that pass after are FAIL_TO_PASS, except those that passed at
+  the base and that the test patch does not name (on a changed line, or as the function a
+  changed hunk is in), which are PASS_TO_PASS — the three-state reading (base, test patch,
+  fix) of Multi-SWE-bench. ``new_tests`` is then empty, since absence says nothing there.
 - gold breaks: pass in every before run, fail in every after run.
 
 Reason codes (the first that applies): ``env_build_failed`` (no image, the checkout or the
@@ -181,9 +185,12 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
     except reports.ReportParseError as exc:
         results, codes, error = [], set(), f"report unreadable: {exc}"
     statuses: dict[str, TestStatus] = {r.test_id: r.status for r in results}
-    # A whole-suite failure (the build or collection broke) is not a verdict on any test.
-    broken = not statuses or (all(s is TestStatus.ERROR for s in statuses.values())
-                              and bool(codes & _WHOLE_SUITE))
+    # A whole-suite failure (the build or collection broke) is not a verdict on any test:
+    # nothing reported, whole-suite/package errors, or nothing but errors (pytest stops a
+    # session at collection errors, reporting one ERROR per module it could not import).
+    only_errors = all(s is TestStatus.ERROR for s in statuses.values())
+    broken = not statuses or (only_errors and (bool(codes & _WHOLE_SUITE)
+                                               or ran.exit_code not in (0, 1)))
     if not statuses and error is None:
         tail = ran.output.strip().splitlines()[-1:] or [""]
         error = f"no test results; exit {ran.exit_code}: {tail[0][:200]}"
