@@ -53,7 +53,10 @@ MARKER = "/var/tmp/.envfactory-clean"  # written when a sandbox becomes clean (s
 _GIT = "git -c safe.directory='*' -c core.quotepath=false"
 # The marker holds the listing of / : the engine leaves /'s ctime newer than the marker (and
 # its bind-mounted /etc/hosts, hostname, resolv.conf), so / is compared by its entries.
-_MARK = f"LC_ALL=C ls -A / > {MARKER}"
+# The marker's own times are printed and kept: an agent that moves its mtime into the future
+# (to hide later changes from -cnewer) changes them, and the sandbox is recreated.
+_STAT = f"echo \"--stat-- $(stat -c '%y %z' {MARKER})\""
+_MARK = f"LC_ALL=C ls -A / > {MARKER} && {_STAT}"
 _ENGINE_FILES = frozenset({"/etc/hosts", "/etc/hostname", "/etc/resolv.conf"})
 
 
@@ -158,12 +161,17 @@ class TokenBucket:
                 await asyncio.sleep((1.0 - self._tokens) / self.rate)
 
 
+def _marker(stdout: str) -> str:
+    return next((ln for ln in stdout.splitlines() if ln.startswith("--stat-- ")), "")
+
+
 @dataclass
 class _Slot:
     """One live sandbox the pool owns."""
 
     recipe: Recipe
     sandbox: Sandbox
+    marker: str = ""  # the marker's times when it was written (RESTORE)
     born: float = field(default_factory=time.monotonic)
 
 
@@ -282,15 +290,15 @@ class Pool:
         """Start one clean sandbox; the caller holds a reserved slot (freed on failure)."""
         try:
             await self._bucket.take()
-            sb = await self.run(self._start_blocking, recipe)
+            sb, marker = await self.run(self._start_blocking, recipe)
         except BaseException:
             self._counts["create_failures"] += 1
             await self._free()
             raise
         self._counts["created"] += 1
-        return _Slot(recipe, sb)
+        return _Slot(recipe, sb, marker)
 
-    def _start_blocking(self, recipe: Recipe) -> Sandbox:
+    def _start_blocking(self, recipe: Recipe) -> tuple[Sandbox, str]:
         sb = Sandbox.start(recipe.image, network=recipe.network, limits=recipe.limits,
                            workdir=recipe.workdir, env=dict(recipe.env),
                            labels={**dict(recipe.labels), "envfactory.pool": recipe.key})
@@ -315,7 +323,7 @@ class Pool:
             with self._all_lock:
                 self._all.pop(id(sb), None)
             raise
-        return sb
+        return sb, _marker(res.stdout) if res is not None else ""
 
     async def _destroy(self, slot: _Slot) -> None:
         try:
@@ -442,6 +450,7 @@ class Pool:
         # The pipeline prints changed paths outside the allowed places, then the tracked files
         # of the workdir, so Python can tell tracked from untracked changes.
         script = f"""set -e
+{_STAT}
 cd {shlex.quote(wd)}
 {_GIT} -c advice.detachedHead=false checkout -qf {commit}
 {_GIT} clean -fdq
@@ -457,7 +466,8 @@ echo '--tracked--'
         # No `clean -x`: ignored files (installed dependencies) stay; the ctime check below
         # sends a sandbox whose ignored files changed to RECREATE instead.
         res = sb.exec(script, timeout=self.config.start_timeout, max_output=64 << 20)
-        if res.exit_code != 0 or res.stdout_truncated:
+        if res.exit_code != 0 or res.stdout_truncated or not slot.marker \
+                or _marker(res.stdout) != slot.marker:
             return False
         head, _, tracked_part = res.stdout.partition("--tracked--\n")
         changed_part, _, root = head.partition("--root--\n")
@@ -479,7 +489,9 @@ echo '--tracked--'
                     continue
             return False
         # A fresh marker: the next check counts only what the next episode changes.
-        return sb.exec(_MARK, timeout=30).exit_code == 0
+        res = sb.exec(_MARK, timeout=30)
+        slot.marker = _marker(res.stdout)
+        return res.exit_code == 0 and bool(slot.marker)
 
     # ------------------------------------------------------------------ shutdown
 

@@ -112,9 +112,13 @@ def test_restore_in_place_only_when_nothing_outside_the_workdir_changed(docker_e
             restored = pool.metrics().restored
             etc = await cycle(pool, "touch /etc/evil")
             opt = await cycle(pool, "rm -rf /opt")
-            return inside, restored, etc, opt, pool.metrics()
+            # Moving the marker into the future would hide changes from -cnewer: caught.
+            hide = await cycle(pool, "touch /etc/evil && touch -d 2099-01-01 "
+                                     "/var/tmp/.envfactory-clean")
+            return inside, restored, etc, opt, hide, pool.metrics()
 
-    inside, restored, etc, opt, m = asyncio.run(main())
+    inside, restored, etc, opt, hide, m = asyncio.run(main())
+    assert hide[0] != hide[1], "a tampered marker forces a fresh container"
     assert inside[0] == inside[1], "a workdir-only change is restored in place"
     assert restored >= 1
     assert "clamp.py" not in inside[2] and "new.txt" not in inside[2]
