@@ -80,6 +80,19 @@ def test_facade_exports():
     assert callable(envs.check_env) and callable(envs.find_tasks)
 
 
+def test_make_and_load_environment_resolve_registry_ids(tmp_home, pyclamp, adder):
+    from envs.registry import Registry
+
+    with Registry() as reg:
+        reg.put_swe_task(pyclamp)
+        reg.put_terminal_task(adder)
+    assert make(pyclamp.instance_id).kind == "swe"
+    env = envs.load_environment("add-numbers", max_steps=3)
+    assert env.kind == "terminal" and env.max_steps == 3 and env.task == adder
+    with pytest.raises(KeyError):
+        make("no-such-task")
+
+
 def test_swe_episode_actions_and_rewards(pyclamp):
     async def main():
         async with Pool(max_live=3, spares=1) as pool:
