@@ -73,9 +73,11 @@ __all__ = [
     "repo_name",
 ]
 
+# Every reason a miner rejects a change with; the GitHub miner adds the last two (a closed
+# pull request that was not merged; no linked issue when one is required).
 REASONS = (
     "root_commit", "merge_without_change", "empty", "binary_only", "docs_only",
-    "tests_only", "no_tests", "oversized",
+    "tests_only", "no_tests", "oversized", "not_merged", "no_issue",
 )
 
 # --------------------------------------------------------------------------- path roles

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from data import samples
+from repolaunch.mine import REASONS, mine
 from repolaunch.mine import github as gh_mod
-from repolaunch.mine import mine
 from repolaunch.mine.github import RateLimitWait, find_repo, mine_github, parse_diff
 from repolaunch.mine.github_standin import GitHubStandIn
 
@@ -53,6 +53,7 @@ def test_clone_mode_equals_the_local_miner(name: str, tmp_path: Path) -> None:
     gh_rej = {r.pr_number: r.reason for r in res.rejected}
     assert {n: gh_rej[n] for n in local_rej} == local_rej
     assert "not_merged" in gh_rej.values()  # the closed, unmerged pull request
+    assert set(gh_rej.values()) <= set(REASONS)  # one list of reason codes for both miners
 
 
 @pytest.mark.parametrize("name", samples.names())
