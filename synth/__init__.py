@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from synth.pipeline import SynthReport
 
-__all__ = ["run_synth", "SynthReport"]
+__all__ = ["SynthReport", "run_synth"]
 
 
 def run_synth(*args: Any, **kwargs: Any) -> SynthReport:

@@ -92,7 +92,7 @@ def yield_tables(report: Any) -> list[Table]:
     return [t1, t2]
 
 
-def _registry():  # noqa: ANN202 - envs.registry.Registry, imported lazily
+def _registry():
     from envs.registry import Registry
 
     return Registry()
@@ -114,8 +114,7 @@ def synth(
     """Draft, implement, verify and register N terminal tasks; print the yield tables."""
     if ctx.invoked_subcommand is not None:
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-        TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from synth.pipeline import run_synth
 

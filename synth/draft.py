@@ -88,7 +88,7 @@ def llm_rephrase(instruction: str, *, timeout: float = 30.0) -> str | None:
         headers["Authorization"] = f"Bearer {s.llm_api_key}"
     req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - configured URL
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             answer = json.loads(resp.read())["choices"][0]["message"]["content"]
     except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError):
         return None

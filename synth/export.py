@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
+import tomllib
 import yaml
 
 from envs.models import Difficulty, TerminalTask

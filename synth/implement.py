@@ -59,7 +59,7 @@ class ImplementError(RuntimeError):
     """A draft could not be implemented; one line."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def base_tag(name: str) -> str:
     """The tag of a base image (built once if missing); cached per process."""
     return images.ensure(name).tag

@@ -171,6 +171,14 @@ def trial(task: TerminalTask, image: str, solution: str | None, *,
         return Trial(reward, detail, r.output[-2000:])
 
 
+def _failure_line(text: str) -> str:
+    """The first failed check our runner printed (`test_x: Error: why`), else the last line."""
+    for ln in text.splitlines():
+        if re.match(r"test_\w+: \w+", ln):
+            return ln[:200]
+    return _last_line(text)
+
+
 def _last_line(text: str) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1][:200] if lines else ""
@@ -254,7 +262,7 @@ def verify(task: TerminalTask, *, dedup: DedupIndex | None = None, oracle_runs: 
                     detail = f"{label}: tests need the network: {_last_line(o.output)}"
                     record(Gate.HERMETIC, False, detail, o.reward, label="hermetic", t0=t0)
                     return done(Gate.HERMETIC, detail, image)
-                detail = f"{label} got reward {o.reward} ({o.detail}): {_last_line(o.output)}"
+                detail = f"{label} got reward {o.reward} ({o.detail}): {_failure_line(o.output)}"
                 record(Gate.ORACLE, False, detail, o.reward, label=label, t0=t0)
                 return done(Gate.ORACLE, detail, image)
             record(Gate.ORACLE, True, o.detail, o.reward, label=label, t0=t0)

@@ -46,7 +46,7 @@ _FAMILIES: dict[str, Family] = {}
 
 
 def family(name: str, *, category: str, difficulty: Difficulty, image: str = "base",
-           language: str | None = None):  # noqa: ANN201 - a class decorator
+           language: str | None = None):
     """Register a Family subclass under `name`."""
     if category not in CATEGORIES:
         raise ValueError(f"family {name}: unknown category {category!r}")

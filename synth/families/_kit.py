@@ -6,16 +6,19 @@ import random
 import string
 
 # Our own short vocabulary (no copied lists): enough to make names and prose distinct.
-WORDS = (
-    "amber basalt cedar delta ember fjord garnet harbor indigo juniper kestrel lagoon "
-    "meadow nickel onyx pepper quartz raven saffron tundra umber violet willow xenon "
-    "yarrow zephyr anchor beacon copper dune falcon glacier heron iris jasper kelp lotus "
-    "marble nectar orchid pebble quill reef slate thistle upland vapor walnut yonder zinc"
-).split()
-NAMES = (
-    "alice bob carol dave erin frank grace heidi ivan judy mallory niaj olivia peggy "
-    "rupert sybil trent uma victor wendy xavier yvonne zoe"
-).split()
+WORDS = [
+    "amber", "basalt", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo",
+    "juniper", "kestrel", "lagoon", "meadow", "nickel", "onyx", "pepper", "quartz", "raven",
+    "saffron", "tundra", "umber", "violet", "willow", "xenon", "yarrow", "zephyr", "anchor",
+    "beacon", "copper", "dune", "falcon", "glacier", "heron", "iris", "jasper", "kelp",
+    "lotus", "marble", "nectar", "orchid", "pebble", "quill", "reef", "slate", "thistle",
+    "upland", "vapor", "walnut", "yonder", "zinc",
+]
+NAMES = [
+    "alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
+    "mallory", "niaj", "olivia", "peggy", "rupert", "sybil", "trent", "uma", "victor",
+    "wendy", "xavier", "yvonne", "zoe",
+]
 SERVICES = ("auth", "billing", "search", "cart", "gateway", "mailer", "scheduler", "inventory")
 CITIES = ("Lisbon", "Oslo", "Quito", "Hanoi", "Lagos", "Perth", "Tbilisi", "Cusco")
 

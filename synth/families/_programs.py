@@ -52,7 +52,7 @@ def python_src(p: dict[str, Any], *, buggy: bool, hack: bool = False) -> str:
         above = "lo" if buggy else "hi"
         pre = ""
         if hack:
-            (x, _, hi), want = p["visible"][0]
+            (x, _, _hi), want = p["visible"][0]
             pre = f"    if x == {x}:\n        return {want}\n"
         return (f"def {n}(x, lo, hi):\n    \"\"\"x limited to the range [lo, hi].\"\"\"\n{pre}"
                 f"    if x < lo:\n        return lo\n    if x > hi:\n        return {above}\n"

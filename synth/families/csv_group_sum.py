@@ -7,9 +7,8 @@ from typing import Any
 
 from envs.models import Difficulty
 from synth.families import Family, family
-from synth.families._kit import CITIES, WORDS
+from synth.families._kit import CITIES, WORDS, py_step
 from synth.spec import Blueprint
-from synth.families._kit import py_step
 
 
 @family("csv-group-sum", category="data-wrangling", difficulty=Difficulty.EASY)

@@ -19,7 +19,7 @@ class DedupeLines(Family):
         lines = items + [rng.choice(items) for _ in range(10)]
         rng.shuffle(lines)
         # Guarantee a non-adjacent repeat and an order that is not sorted.
-        lines = [items[-1]] + lines + [items[0], items[-1]]
+        lines = [items[-1], *lines, items[0], items[-1]]
         src = rng.choice(["/app/entries.txt", "/app/list.txt", "/app/data/ids.txt"])
         return {"src": src, "out": src.replace(".txt", ".unique.txt"), "lines": lines}
 

@@ -66,5 +66,5 @@ def test_inbox_empty():
             mutants={
                 "copy-not-move": (f"mkdir -p {d}", loop.replace("mv --", "cp --")),
                 "skip-no-extension": (f"mkdir -p {d}", loop.replace(
-                    f'[ "$ext" = "$f" ] && ext={o};', f'[ "$ext" = "$f" ] && continue;')),
+                    f'[ "$ext" = "$f" ] && ext={o};', '[ "$ext" = "$f" ] && continue;')),
             })

@@ -18,7 +18,7 @@ class FindLarge(Family):
         names = words(rng, 10)
         dirs = ["", "logs/", "cache/", "media/deep/"]
         sizes = [limit, limit + 1, limit - 1] + [rng.randint(10, limit * 2) for _ in range(7)]
-        files = {f"{rng.choice(dirs)}{n}.dat": s for n, s in zip(names, sizes)}
+        files = {f"{rng.choice(dirs)}{n}.dat": s for n, s in zip(names, sizes, strict=False)}
         out = rng.choice(["/app/large.txt", "/app/report/big-files.txt", "/app/over.txt"])
         return {"root": "/app/data", "limit": limit, "files": files, "out": out}
 

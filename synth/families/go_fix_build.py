@@ -75,6 +75,6 @@ def test_hidden_tests():
             mutants={
                 "constant-describe": (write_step(src, prog.go_src(
                     p, broken=False, describe=f'"result={p["visible"][0][1]}"')),),
-                "delete-the-test": (f"rm /app/proj/calc_test.go",
+                "delete-the-test": ("rm /app/proj/calc_test.go",
                                     f"sed -i '/^import \"strconv\"/d; /strconv/c\\\\treturn \"\"' {src}"),
             })

@@ -36,10 +36,10 @@ class IniEdit(Family):
         f, t, np_, a, k, v = (p["path"], p["target"], p["new_port"], p["add_to"], p["add_key"],
                               p["add_value"])
         lines = ["; service configuration", ""]
-        for s, port in zip(p["sections"], p["ports"]):
+        for s, port in zip(p["sections"], p["ports"], strict=False):
             lines += [f"[{s}]", f"# settings for {s}", f"port = {port}", "enabled = true", ""]
         content = "\n".join(lines)
-        want = {s: {"port": str(port), "enabled": "true"} for s, port in zip(p["sections"], p["ports"])}
+        want = {s: {"port": str(port), "enabled": "true"} for s, port in zip(p["sections"], p["ports"], strict=False)}
         want[t]["port"] = str(np_)
         want[a][k] = v
         comments = [ln for ln in lines if ln.startswith(("#", ";"))]

@@ -18,7 +18,7 @@ class LogErrors(Family):
     def sample(self, rng: random.Random) -> dict[str, Any]:
         services = rng.sample(SERVICES, 5)
         lines = []
-        for i in range(rng.randint(40, 80)):
+        for _i in range(rng.randint(40, 80)):
             svc = rng.choice(services[:-1])  # the last service never errors
             lvl = rng.choice(LEVELS)
             msg = " ".join(rng.sample(WORDS, 3))

@@ -18,7 +18,7 @@ class LogTopIps(Family):
         ips = list(dict.fromkeys(ips))
         err_counts = rng.sample(range(1, 25), len(ips))  # distinct: unambiguous ranking
         entries = []
-        for ip, n in zip(ips, err_counts):
+        for ip, n in zip(ips, err_counts, strict=False):
             entries += [(ip, rng.choice([500, 502, 503, 504])) for _ in range(n)]
             entries += [(ip, rng.choice([200, 301, 404])) for _ in range(rng.randint(0, 6))]
         # A noisy client: many requests and many 4xx, few 5xx, so counting all is wrong.

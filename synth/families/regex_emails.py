@@ -24,7 +24,7 @@ class RegexEmails(Family):
             lines.append(rng.choice([f"{filler} <{shown}> {filler}", f"contact: {shown}, {filler}",
                                      f"{filler} ({shown})"]))
         # Decoys that are not addresses: no dot in the domain, no local part.
-        lines += [f"ping root@localhost now", f"twitter handle @{rng.choice(WORDS)} only",
+        lines += ["ping root@localhost now", f"twitter handle @{rng.choice(WORDS)} only",
                   "version 2.0 @ 10am"]
         rng.shuffle(lines)
         return {"src": "/app/corpus.txt", "out": rng.choice(["/app/emails.txt", "/app/found.txt"]),

@@ -21,9 +21,12 @@ run = "/app/run"
 os.makedirs(run, exist_ok=True)
 with open(f"{run}/{args.name}.pid", "w") as fh:
     fh.write(str(os.getpid()))
+beat = f"{run}/{args.name}.beat"
 while True:
-    with open(f"{run}/{args.name}.beat", "w") as fh:
+    # Written aside and renamed: a reader never sees a half-written heartbeat.
+    with open(beat + ".tmp", "w") as fh:
         fh.write(str(time.time()))
+    os.replace(beat + ".tmp", beat)
     time.sleep(args.interval)
 '''
 

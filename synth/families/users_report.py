@@ -16,8 +16,8 @@ class UsersReport(Family):
     def sample(self, rng: random.Random) -> dict[str, Any]:
         names = rng.sample(NAMES, 7)
         shells = ["/bin/bash", "/bin/sh", "/usr/sbin/nologin", "/bin/bash"]
-        uids = [1000] + sorted(rng.sample(range(1001, 1100), len(names) - 1))
-        users = [[n, uid, rng.choice(shells)] for n, uid in zip(names, uids)]
+        uids = [1000, *sorted(rng.sample(range(1001, 1100), len(names) - 1))]
+        users = [[n, uid, rng.choice(shells)] for n, uid in zip(names, uids, strict=False)]
         users[0][2] = "/bin/bash"  # uid exactly 1000 with bash: the boundary
         users.append([f"svc{rng.randint(1, 99)}", rng.randint(100, 999), "/bin/bash"])  # system
         return {"users": users, "out": rng.choice(["/app/users.txt", "/app/humans.txt"])}

@@ -16,7 +16,7 @@ class WordFreq(Family):
     def sample(self, rng: random.Random) -> dict[str, Any]:
         vocab = rng.sample(WORDS, 14)
         counts = rng.sample(range(3, 40), 14)  # distinct counts: the ranking is unambiguous
-        bag = [w for w, c in zip(vocab, counts) for _ in range(c)]
+        bag = [w for w, c in zip(vocab, counts, strict=False) for _ in range(c)]
         rng.shuffle(bag)
         # Some occurrences capitalized, so case must be folded.
         bag = [w.capitalize() if rng.random() < 0.3 else w for w in bag]
