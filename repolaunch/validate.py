@@ -213,7 +213,8 @@ def _named_in(test_id: str, patch: str) -> bool:
     if not parts:
         return True
     # the test's own name, and the test function a subtest (Go's TestX/case) belongs to
-    names = {parts[-1]} | {p for p in parts[:-1] if re.match(r"(?i)^test.|.test$", p)}
+    names = {parts[-1]} | {p for p in parts[:-1]
+                           if re.match(r"(?i)^test.|.test$|^(Fuzz|Benchmark|Example)", p)}
     names = {n for n in names if len(n) >= 3 and re.match(r"^[A-Za-z_]", n)}
     if not names:
         return True  # too short to tell: keep it a FAIL_TO_PASS

@@ -251,6 +251,7 @@ def test_named_in_finds_a_test_name_on_changed_lines_and_hunk_headers() -> None:
     assert not _named_in("TestNewer", patch) and not _named_in("TestOther", patch)
     assert not _named_in("TestAbove", patch)  # a pure addition after it
     assert _named_in("TestNew/0", patch) and _named_in("TestNew/some_case", patch)
+    assert not _named_in("FuzzOld/seed#0", patch) and not _named_in("TestOther/0", patch)
     assert _named_in("tests/t.py::test_new[1.5]", "+def test_new(x):\n")
     assert not _named_in("tests/t.py::test_old", "+def test_new(x):\n")
 
