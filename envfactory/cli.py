@@ -625,7 +625,9 @@ def _mine_samples(log: Callable[[str], None], as_json: bool, names: list[str],
             sample = samples.get(name)
             repo = samples.write(sample, Path(tmp))
             with Registry() as own:  # one registry handle per thread
-                report = mine_and_validate(repo, registry=own, log=log)
+                # per-run lines are for the registry's records, not the screen
+                report = mine_and_validate(
+                    repo, registry=own, log=lambda m: None if m.startswith("  ") else log(m))
             problems = check_pipeline(sample, repo, report)
             fixes, decoys = planted_counts(sample)
             bar.console.log(f"{name}: {report.verified} verified, "
