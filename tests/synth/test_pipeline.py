@@ -29,16 +29,17 @@ def test_plan_is_round_robin_and_distinct():
 def test_run_registers_survivors_and_resumes(docker_engine, tmp_home):
     seen = []
     with Registry() as reg:
-        report = run_synth(n=3, families=FAMS, seed=1, registry=reg, workers=2,
+        # One oracle run here: the three-run gate is covered by the per-family tests.
+        report = run_synth(n=2, families=FAMS, seed=1, registry=reg, workers=2, oracle_runs=1,
                            progress=lambda o, done, total: seen.append((o.task_id, done, total)))
-        assert report.verified == 3 and report.survival == 1.0
-        assert report.stages() == {"planned": 3, "drafted": 3, "implemented": 3,
-                                   "verified": 3, "registered": 3}
+        assert report.verified == 2 and report.survival == 1.0
+        assert report.stages() == {"planned": 2, "drafted": 2, "implemented": 2,
+                                   "verified": 2, "registered": 2}
         assert {t.task_id for t in reg.list_terminal_tasks()} == {o.task_id for o in
                                                                   report.outcomes}
-        assert [s[1] for s in seen] == [1, 2, 3]
-        again = run_synth(n=4, families=FAMS, seed=1, registry=reg, workers=2)
-    assert again.resumed == 3 and len(again.outcomes) == 4 and again.verified == 4
+        assert [s[1] for s in seen] == [1, 2]
+        again = run_synth(n=3, families=FAMS, seed=1, registry=reg, workers=2, oracle_runs=1)
+    assert again.resumed == 2 and len(again.outcomes) == 3 and again.verified == 3
     fam = {f.family: f for f in again.per_family()}
     assert fam["dedupe-lines"].planned == 2 and fam["dedupe-lines"].verified == 2
     assert len(yield_tables(again)) == 2
