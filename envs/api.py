@@ -360,7 +360,8 @@ class _Terminal(_Kind):
     def verify(self, sb: Sandbox, timeout: float, mutated: bool,
                command: str | None) -> VerifyResult:
         t0 = time.monotonic()
-        sb.kill_all()
+        # No kill_all here (unlike SWE): a terminal task may be "start this service", and
+        # its tests then talk to what the agent left running.
         # Stale reward files go first, and it must work: a planted reward is never read.
         res = sb.exec("rm -rf /tests /logs/verifier && mkdir -p /tests /logs/verifier && "
                       "! ls /logs/verifier/* >/dev/null 2>&1", timeout=60)
@@ -408,8 +409,8 @@ class _Terminal(_Kind):
         wd = shlex.quote(self.workdir)
         prune = "\\( -path /proc -o -path /sys -o -path /dev -o -path /tmp \\) -prune -o"
         res = sb.exec(f"find {wd} -xdev -maxdepth 4 {prune} -type f -print 2>/dev/null | "
-                      "LC_ALL=C sort | head -n 5000 | xargs -r -d '\\n' sha256sum 2>/dev/null"
-                      " | sha256sum", timeout=120)
+                      "LC_ALL=C sort | head -n 5000 | xargs -r -d '\\n' sha256sum 2>/dev/null",
+                      timeout=120, max_output=8 << 20)
         return res.stdout
 
 

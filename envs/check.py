@@ -87,7 +87,9 @@ async def acheck_env(task: Task | str, *, pool: Pool | None = None, registry: An
             if obs1 != obs2:
                 return False, "the two resets gave different observations"
             if fp1 != fp2:
-                return False, "the two resets gave different files"
+                a, b = fp1.splitlines(), fp2.splitlines()
+                diff = [x for x in a if x not in b] + [x for x in b if x not in a]
+                return False, f"the two resets gave different files: {diff[:3]}"
             return True, "same observation and files"
 
         async def reference() -> tuple[bool, str]:
