@@ -276,6 +276,26 @@ def test_check_env_fails_on_planted_broken_tasks(base_image):
     assert not r_none.passed and "VERIFIER_ERROR" in r_none.failed[0].detail
 
 
+def test_terminal_verify_keeps_the_agents_services(base_image):
+    service = terminal_task(
+        base_image, task_id="keep-service", instruction="Keep /tmp/alive fresh, forever.",
+        solution="nohup sh -c 'while true; do touch /tmp/alive; sleep 0.2; done' "
+                 ">/dev/null 2>&1 &\n",
+        tests={"test.sh": "rm -f /tmp/alive; sleep 1; [ -f /tmp/alive ] && r=1 || r=0; "
+                          "echo $r > /logs/verifier/reward.txt\n"})
+
+    async def main():
+        async with Pool(max_live=1, spares=0) as pool:
+            env = make(service, pool=pool)
+            await env.reset()
+            await env.step(Shell(command=service.solution))
+            v = await env.verify()
+            await env.close()
+            return v
+
+    assert _run(main()).reward == 1.0
+
+
 def test_missing_image_is_env_collapse():
     task = TerminalTask(task_id="ghost", instruction="x", dockerfile="FROM scratch\n",
                         solution="true", image="envfactory/no-such-image:0")
