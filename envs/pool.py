@@ -208,6 +208,7 @@ class Pool:
         self._live = 0
         self._max_live = 0
         self._waiting = 0  # acquirers waiting for a slot: spares yield to them
+        self._waiting_for: dict[str, int] = {}  # ... per recipe: its idle ones are not evicted
         self._tasks: set[asyncio.Task[Any]] = set()
         self._all: dict[int, Sandbox] = {}  # every sandbox alive, for the sync/atexit close
         self._all_lock = threading.Lock()
@@ -277,7 +278,7 @@ class Pool:
 
     def _evictable(self, key: str) -> _Slot | None:
         for k, q in self._idle.items():
-            if k != key and q:
+            if k != key and q and not self._waiting_for.get(k):
                 return q.popleft()
         return None
 
@@ -360,10 +361,12 @@ class Pool:
                     if not self._idle.get(recipe.key) and self._live >= self.cap \
                             and not self._closed:
                         self._waiting += 1
+                        self._waiting_for[recipe.key] = self._waiting_for.get(recipe.key, 0) + 1
                         try:
                             await self._c.wait()
                         finally:
                             self._waiting -= 1
+                            self._waiting_for[recipe.key] -= 1
         finally:
             self._acquires.append(time.monotonic() - t0)
         self._leased[id(slot.sandbox)] = slot
