@@ -37,8 +37,10 @@ app.add_typer(images_app, name="images")
 def _mount_subapps() -> None:
     # Each layer above envs may bring its own commands (ARCHITECTURE.md); merged at the top.
     from repolaunch.cli import app as repolaunch_app
+    from synth.cli import app as synth_app
 
     app.add_typer(repolaunch_app)
+    app.add_typer(synth_app, name="synth")
 
 
 _mount_subapps()
@@ -500,6 +502,9 @@ def run(
                                              help="only these samples (default: all)"),
     workers: int = typer.Option(2, "--workers", "-w", min=1,
                                 help="samples mined and validated at a time"),
+    synth_n: Optional[int] = typer.Option(None, "--synth", min=0,
+                                          help="terminal tasks to synthesize and verify "
+                                          "(default: one per task family; 0: none)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """The main job on the embedded defaults: engine, base images, the sample repositories
@@ -532,11 +537,13 @@ def run(
     launched = _launch_samples(log, as_json, names) if samples_too else []
     launch_seconds = round(time.monotonic() - start, 1)
     mined = _mine_samples(log, as_json, names, workers) if samples_too and mine_too else None
+    synth_report = _synth_small(synth_n, as_json)
     seconds = round(time.monotonic() - start, 1)
     failed = [x for x in launched if not x["ok"]]
     if as_json:
         _emit_json({"seconds": seconds, "languages": rows, "samples": launched,
-                    "mining": mined})
+                    "mining": mined,
+                    "synth": synth_report.summary() if synth_report else None})
     else:
         table = Table(title=f"envfactory: nine-language toolchain images ({image_seconds}s)")
         for col in ("language", "image", "toolchain", "size"):
@@ -564,9 +571,17 @@ def run(
             out.print(table)
         if mined:
             _print_mining(mined)
+        if synth_report is not None:
+            from synth.cli import yield_tables
+
+            for t in yield_tables(synth_report):
+                out.print(t)
     if failed or any(not x["as_planted"] for x in launched):
         raise ValueError(f"{len(failed)} sample(s) did not build, "
                          f"{sum(not x['as_planted'] for x in launched)} not as planted")
+    if synth_report is not None and synth_report.verified < len(synth_report.outcomes):
+        gates = ", ".join(f"{k} {v}" for k, v in sorted(synth_report.gates().items()))
+        raise ValueError(f"synthesized tasks failed verification: {gates}")
     if mined and not mined["ok"]:
         bad = [f"{x['sample']}: {x['problems'][0]}" for x in mined["samples"] if x["problems"]]
         raise ValueError(f"mining not as planted: {'; '.join(bad) or mined['eval']}"[:400])
@@ -664,6 +679,28 @@ def _mine_samples(log: Callable[[str], None], as_json: bool, names: list[str],
           and ev.get("infra_errors") == 0)
     return {"ok": ok, "seconds": round(time.monotonic() - t0, 1), "samples": rows,
             "verified": len(verified), "eval": ev}
+
+
+def _synth_small(n: int | None, as_json: bool) -> Any:
+    """A small synthesis run: one seeded task per family through all three stages and every
+    gate, survivors registered (resumable: a rerun skips what is already verified)."""
+    if n == 0:
+        return None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from envs.registry import Registry
+    from synth.families import all_families
+    from synth.pipeline import run_synth
+
+    n = n or len(all_families())
+    with Registry() as reg, Progress("[progress.description]{task.description}",
+                                     BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                     console=err if as_json else out,
+                                     transient=as_json) as bar:
+        tid = bar.add_task("synthesizing terminal tasks", total=n)
+        return run_synth(n=n, families="all", registry=reg, workers=2,
+                         progress=lambda _o, done, total: bar.update(
+                             tid, completed=done, total=total))
 
 
 def _print_mining(mined: dict[str, Any]) -> None:
