@@ -289,6 +289,21 @@ def images_prune(
 # --------------------------------------------------------------------------- gc
 
 
+@app.command("check-env")
+@command
+def check_env_cmd(
+    task_ids: list[str] = typer.Argument(..., help="registered task ids (SWE or terminal)"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Check tasks as an RL trainer needs them: reset is deterministic, the reference
+    solution gets reward 1, doing nothing gets 0, the verify timeout is honoured."""
+    from envs.check import cli_check_env
+
+    code = cli_check_env(task_ids, as_json=as_json)
+    if code:
+        raise typer.Exit(code)
+
+
 @app.command()
 @command
 def gc(

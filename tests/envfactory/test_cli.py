@@ -89,3 +89,29 @@ def test_gc_json(docker_engine):
     proc = cli("gc", "--json")
     assert proc.returncode == 0, proc.stderr
     assert isinstance(json.loads(proc.stdout)["removed"], list)
+
+
+@pytest.mark.docker
+def test_run_synthesizes_registers_and_check_env_passes(docker_engine, tmp_home):
+    # The main job's synthesis step on its own (no samples): tasks verified and registered,
+    # then the RL trainer's check over the CLI on one of them.
+    proc = cli("run", "--no-samples", "--synth", "2", "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    synth = json.loads(proc.stdout)["synth"]
+    assert synth["stages"]["verified"] == synth["stages"]["registered"] == 2, synth
+    ls = json.loads(cli("synth", "ls", "--json").stdout)
+    assert len(ls) == 2
+    check = cli("check-env", ls[0]["task_id"], "--json")
+    assert check.returncode == 0, check.stdout + check.stderr
+    (report,) = json.loads(check.stdout)
+    assert report["passed"]
+    missing = cli("check-env", "no-such-task")
+    assert missing.returncode != 0
+    assert "no-such-task" in (missing.stdout + missing.stderr)
+
+
+def test_run_names_an_unknown_sample_and_the_known_ones(tmp_home):
+    proc = cli("run", "--no-mine", "--synth", "0", "-s", "cobol-sample")
+    assert proc.returncode != 0
+    line = proc.stderr.strip().splitlines()[-1]
+    assert "cobol-sample" in line and "py-textkit" in line
