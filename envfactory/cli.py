@@ -11,7 +11,9 @@ import functools
 import inspect
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -80,11 +82,22 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (a `timeout`, a scheduler) unwinds like Ctrl-C, so sandboxes are removed."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
 def command(fn: F) -> F:
     """Turn the expected failures of a command into one line on stderr and exit code 1."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _terminate_as_interrupt()
         try:
             return fn(*args, **kwargs)
         except _expected_errors() as exc:
@@ -410,8 +423,8 @@ def launch(
 
     log = _log(as_json)
     if mine:
-        from repolaunch.build import local_source
         from repolaunch.pipeline import mine_and_validate
+        from repolaunch.sources import local_source
 
         report = mine_and_validate(local_source(source, log=log), log=log)
         if as_json:
@@ -473,28 +486,36 @@ def import_cmd(
     register: bool = typer.Option(False, "--register", help="register the verified tasks"),
     instance_ids: Optional[list[str]] = typer.Option(None, "--instance-id", "-i"),
     limit: Optional[int] = typer.Option(None, help="at most this many instances"),
+    state: Optional[Path] = typer.Option(None, "--state", help="JSONL that makes the run "
+                                         "resumable: finished instances are skipped"),
+    whole_suite: bool = typer.Option(False, "--whole-suite", help="run every test, not only "
+                                     "the test patch's files (SWE-bench's scope)"),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds per test run"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Import instances: build each environment ourselves, validate, compare the test lists."""
+    """Import instances: build each environment ourselves, validate, compare the test lists;
+    each instance that does not agree says why (a typed cause; logs under
+    $ENVFACTORY_HOME/logs/import/<instance_id>/)."""
     from repolaunch.importer import import_instances
 
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     report = import_instances(path, repos=repos, register=register, instance_ids=instance_ids,
-                              limit=limit, log=_log(as_json))
+                              limit=limit, state=state, whole_suite=whole_suite,
+                              timeout=timeout, log=_log(as_json))
     if as_json:
-        _emit_json({**report.model_dump(mode="json"), "summary": report.summary()})
+        _emit_json({**report.model_dump(mode="json"), "summary": report.summary(),
+                    "causes": report.causes()})
     else:
         table = Table(title=f"import {path.name}: {report.summary()}")
-        for col in ("instance", "status", "image", "verified", "FAIL_TO_PASS", "PASS_TO_PASS",
-                    "reason / error"):
+        for col in ("instance", "status", "python", "FAIL_TO_PASS", "PASS_TO_PASS",
+                    "cause", "detail"):
             table.add_column(col, overflow="fold")
         for r in report.instances:
             def rel(a: Any) -> str:
                 return "-" if a is None else f"{a.relation} ({a.both}/{a.theirs})"
-            table.add_row(r.instance_id, r.status, r.env_image or "-",
-                          "-" if r.verified is None else ("yes" if r.verified else "no"),
-                          rel(r.fail_to_pass), rel(r.pass_to_pass), r.error or r.reason or "")
+            table.add_row(r.instance_id, r.status, r.python or "-", rel(r.fail_to_pass),
+                          rel(r.pass_to_pass), r.cause or "", (r.error or r.detail)[:160])
         out.print(table)
     errors = report.errors()
     if errors:

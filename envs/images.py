@@ -290,6 +290,16 @@ def exists(tag: str) -> bool:
         return False
 
 
+def remove(tag: str) -> bool:
+    """Remove a local image by tag (an env image that must not be a cache hit); False when
+    it was not there or is still in use."""
+    try:
+        engine.client().images.remove(tag, force=True)
+    except (ImageNotFound, APIError):
+        return False
+    return True
+
+
 def ensure(name: str, *, suite: str | None = None,
            ca_bundle: ca_mod.CABundle | str | None = "auto", log: Log = _log_default,
            rebuild: bool = False) -> ImageRecord:

@@ -40,18 +40,22 @@ from repolaunch import diagnose as dx
 from repolaunch.detect import Detection, detect
 from repolaunch.languages import Plan
 from repolaunch.languages import plan as make_plan
+from repolaunch.sources import (
+    LaunchError,
+    checkout_copy,
+    local_source,
+    repo_name,
+    resolve_commit,
+)
+
+__all__ = ["Attempt", "LaunchError", "LaunchResult", "fingerprint", "launch"]
 
 Log = Callable[[str], None]
 BUILD_LIMITS = Limits(memory="6g", pids=4096, cpus=2.0, timeout=1800)
 TEST_LIMITS = Limits(memory="4g", pids=2048, cpus=2.0, timeout=1800)
 # apt and package managers need these inside the build container; the test run gets none.
 BUILD_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL")
-_SAFE = re.compile(r"[^a-z0-9._-]+")
 SPEC_LABEL = "envfactory.env_spec"  # the EnvSpec JSON, carried by the env image itself
-
-
-class LaunchError(RuntimeError):
-    """The repository could not be built into an environment; one line."""
 
 
 class Attempt(BaseModel):
@@ -87,64 +91,6 @@ class LaunchResult(BaseModel):
         return len(self.results)
 
 
-# --------------------------------------------------------------------------- sources
-
-
-def _git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        lines = (proc.stderr or proc.stdout).strip().splitlines() or ["?"]
-        raise LaunchError(f"git {' '.join(args[:2])} failed: {lines[-1][:200]}")
-    return proc.stdout
-
-
-def repo_name(source: str | Path) -> str:
-    text = str(source).rstrip("/")
-    if text.endswith(".git"):
-        text = text[:-4]
-    parts = [p for p in re.split(r"[/:]", text) if p]
-    name = "__".join(parts[-2:]) if len(parts) >= 2 and "://" in text else parts[-1]
-    return _SAFE.sub("-", name.lower()).strip("-") or "repo"
-
-
-def local_source(source: str | Path, *, log: Log) -> Path:
-    """A local git repository for the source: the path itself, or a clone of the URL."""
-    path = Path(str(source)).expanduser()
-    if path.exists():
-        if not (path / ".git").exists() and not (path / "HEAD").exists():
-            raise LaunchError(f"{path} is not a git repository")
-        return path.resolve()
-    if not re.match(r"^(https?|git|ssh)://|^git@", str(source)):
-        raise LaunchError(f"{source}: no such path, and not a repository URL")
-    dest = get_settings().home / "repos" / repo_name(source)
-    if not dest.exists():
-        log(f"cloning {source} ...")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(["git", "clone", "-q", str(source), str(dest)],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            lines = proc.stderr.strip().splitlines() or ["?"]
-            raise LaunchError(f"clone of {source} failed: {lines[-1][:200]}")
-    return dest
-
-
-def checkout_copy(src: Path, commit: str, dest: Path) -> Path:
-    """A full clone of src (all history, so later checkouts work) checked out at commit."""
-    proc = subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src), str(dest)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise LaunchError(f"cannot clone {src}: {proc.stderr.strip()[:200]}")
-    _git(dest, "-c", "advice.detachedHead=false", "checkout", "-qf", commit)
-    return dest
-
-
-def resolve_commit(repo: Path, commit: str | None) -> str:
-    try:
-        return _git(repo, "rev-parse", "--verify", f"{commit or 'HEAD'}^{{commit}}").strip()
-    except LaunchError:
-        raise LaunchError(f"commit {commit or 'HEAD'!r} not found in {repo}") from None
-
-
 # --------------------------------------------------------------------------- fingerprints
 
 
@@ -174,6 +120,12 @@ def fingerprint(root: Path, plan: Plan, base_tag: str) -> str:
     h.update(_DATE.sub("<date>", plan.model_dump_json(exclude={"notes"})).encode())
     for rel in dependency_files(root, plan.dependency_files):
         h.update(b"\0" + rel.encode() + b"\0" + hashlib.sha256((root / rel).read_bytes()).digest())
+    # blobs a partial mirror lacked stand in as empty files in the image's history: once they
+    # are recovered, the image is another one
+    stand_ins = subprocess.run(["git", "-C", str(root), "for-each-ref", "--format=%(refname)",
+                                "refs/replace/"], capture_output=True, text=True).stdout
+    if stand_ins.strip():
+        h.update(b"\0stand-ins\0" + "".join(sorted(stand_ins.split())).encode())
     return h.hexdigest()
 
 
@@ -248,23 +200,31 @@ class _Builder:
 
 def launch(source: str | Path, *, commit: str | None = None, suite: str | None = None,
            max_steps: int = 8, rebuild: bool = False, run_tests: bool = True,
-           log: Log = lambda m: None, registry: Any = None) -> LaunchResult:
-    """detect -> plan -> build (or reuse) the env image -> run the tests -> report."""
+           probe_tests: list[str] | None = None, log: Log = lambda m: None,
+           registry: Any = None) -> LaunchResult:
+    """detect -> plan -> build (or reuse) the env image -> run the tests -> report.
+
+    ``suite``: the Debian suite to start from (default: the plan's, by the repository's
+    era, else the settings'). ``probe_tests``: test files (repo-relative) the plan's check
+    command collects at build time; those that do not exist at the commit are left out."""
     start = time.monotonic()
     src = local_source(source, log=log)
     name = repo_name(source)
     sha = resolve_commit(src, commit)
     with tempfile.TemporaryDirectory(prefix=f"envfactory-launch-{name}-") as tmp:
-        root = checkout_copy(src, sha, Path(tmp) / "repo")
+        root = checkout_copy(src, sha, Path(tmp) / "repo", log=log)
         detection = detect(root)
-        plan = make_plan(root, detection)
+        plan = make_plan(root, detection, **({"suite": suite} if suite else {}))
+        probe = [t for t in (probe_tests or []) if (root / t).exists()]
         tried_suites: list[str] = []
         earlier: list[Attempt] = []  # transcripts of the suites tried before, kept
         first_cause = ""
-        suite_now = suite or get_settings().debian_suite
+        suite_now = suite or plan.suite or get_settings().debian_suite
         while True:
+            if plan.suite not in (None, suite_now):
+                plan = make_plan(root, detection, suite=suite_now)
             result = _launch_in_suite(name, root, sha, detection, plan, suite_now, max_steps,
-                                      rebuild, run_tests, log)
+                                      rebuild, run_tests, probe, log)
             result.transcript = _renumber(earlier + result.transcript)
             if result.failure and result.failure.startswith("suite:"):
                 new_suite = result.failure.split(":", 1)[1]
@@ -289,7 +249,7 @@ def launch(source: str | Path, *, commit: str | None = None, suite: str | None =
 
 def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan: Plan,
                      suite: str, max_steps: int, rebuild: bool, run_tests: bool,
-                     log: Log) -> LaunchResult:
+                     probe: list[str], log: Log) -> LaunchResult:
     base = images.ensure(plan.image_family, suite=suite, log=log).tag
     fp = fingerprint(root, plan, base)
     tag = env_tag(name, fp)
@@ -307,7 +267,7 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
             result.failure = why
             return result
     else:
-        env, failure = _build_env(b, base, tag, fp, sha, detection)
+        env, failure = _build_env(b, base, tag, fp, sha, detection, probe)
         result.transcript = b.transcript
         if env is None:
             result.failure = failure
@@ -355,8 +315,35 @@ def _spec_path(tag: str) -> Path:
     return get_settings().home / "envs" / f"{safe}.json"
 
 
+# The check gets minutes, not the tests' half hour.
+CHECK_TIMEOUT = 300.0
+
+
+def _check_command(plan: Plan, probe: list[str]) -> str | None:
+    if not plan.check_command or not probe:
+        return None
+    return plan.check_command.replace("{tests}", " ".join(shlex.quote(t) for t in probe))
+
+
+def _run_check(b: _Builder, env: EnvSpec, check: str, note: str) -> Any:
+    """The check, as the tests will run: a fresh container of the env image just committed,
+    network off (a runner that reaches for the network at collection fails here as it would
+    there, and fast)."""
+    with open_instance(env.model_copy(update={"checkout": None}), network=False) as tb:
+        t = time.monotonic()
+        res = tb.exec(check, timeout=CHECK_TIMEOUT)
+        b.record("check", check, res.exit_code, res.output, time.monotonic() - t, note)
+    return res
+
+
+
+
+# a check that ran (0) or found nothing to collect (pytest's 5) started the runner
+_CHECK_OK = (0, 5)
+
+
 def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
-               detection: Detection) -> tuple[EnvSpec | None, str | None]:
+               detection: Detection, probe: list[str]) -> tuple[EnvSpec | None, str | None]:
     b.log(f"building env image {tag} from {base}")
     with Sandbox.start(base, network=True, workdir="/testbed", limits=BUILD_LIMITS,
                        cap_add=BUILD_CAPS, env=b.plan.env) as sb:
@@ -374,15 +361,33 @@ def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
         resolved = _resolved_versions(sb)
         # Fresh stat data in the index, so an instance's checkout rewrites no file.
         sb.exec("git update-index -q --refresh >/dev/null 2>&1; true", timeout=300)
-        env = EnvSpec(
-            name=f"{b.name}@{fp[:12]}", language=b.plan.language, base_image=base,
-            setup_steps=tuple(b.replaced.get(st, st) for st in b.plan.setup_steps)
-            + tuple(b.extra_setup),
-            test_command=b.plan.test_command, report_format=b.plan.report_format,
-            report_path=b.plan.report_path, workdir="/testbed", env=dict(b.plan.env),
-            network=b.plan.network_at_test, limits=TEST_LIMITS, image=tag, fingerprint=fp,
-            checkout=sha, resolved=resolved)
-        _commit(sb, tag, env)
+
+        def commit() -> EnvSpec:
+            env = EnvSpec(
+                name=f"{b.name}@{fp[:12]}", language=b.plan.language, base_image=base,
+                setup_steps=tuple(b.replaced.get(st, st) for st in b.plan.setup_steps)
+                + tuple(b.extra_setup),
+                test_command=b.plan.test_command, report_format=b.plan.report_format,
+                report_path=b.plan.report_path, workdir="/testbed", env=dict(b.plan.env),
+                network=b.plan.network_at_test, limits=TEST_LIMITS, image=tag,
+                fingerprint=fp, checkout=sha, resolved=resolved)
+            _commit(sb, tag, env)
+            return env
+
+        env = commit()
+        check = _check_command(b.plan, probe)
+        if check is not None:
+            res = _run_check(b, env, check, "the test runner starts and collects")
+            if res.exit_code not in _CHECK_OK:
+                b.log(f"  the test runner does not start: {dx.signature(res.output)}")
+                why = b.fix(sb, res.output, "setup",
+                            lambda: _run_check(b, commit(), check, "retry").exit_code
+                            in _CHECK_OK, step=check)
+                if why is not None:
+                    images.remove(tag)  # never a cache hit for an environment that failed
+                    return None, why if why.startswith("suite:") else \
+                        f"the test runner does not start: {why}"
+                env = commit()
     return env, None
 
 
@@ -435,8 +440,15 @@ def _resolved_versions(sb: Sandbox) -> dict[str, str]:
     for line in res.stdout.splitlines():
         line = line.strip()
         if line.startswith("#"):
+            # the header the setup wrote from what it really did (the time machine may have
+            # been dropped on the way)
+            key, _, value = line.lstrip("# ").partition(":")
             if "as of" in line:
                 out["#resolved-as-of"] = line.split("as of", 1)[1].strip()
+            elif line.startswith("# resolved:"):
+                out["#resolved-as-of"] = value.strip()
+            elif key in ("python", "set") and value.strip():
+                out[f"#{'install-set' if key == 'set' else key}"] = value.strip()
             continue
         if " @ " in line:  # the project itself, or a direct URL: no version to pin
             continue

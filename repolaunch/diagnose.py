@@ -10,6 +10,7 @@ repository's era; let the tests use the network; run a missing build step. The b
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -86,6 +87,21 @@ def rule(pattern: str, phases: str = "setup,test"):
     return deco
 
 
+# The day the environment's dependencies were resolved as of, written by its setup (empty
+# or absent: today's); a package a diagnosis adds comes from the same day.
+AS_OF_FILE = "/opt/envfactory/as-of"
+
+
+def pip_install(spec: str) -> str:
+    """Install into the environment's own interpreter, as of the day its dependencies were
+    resolved: with uv into $VIRTUAL_ENV where there is one (a uv venv has no pip), else
+    with pip."""
+    q = shlex.quote(spec)
+    return (f'if [ -n "${{VIRTUAL_ENV:-}}" ] && command -v uv >/dev/null; then '
+            f'd=$(cat {AS_OF_FILE} 2>/dev/null); uv pip install --python "$VIRTUAL_ENV/bin/python"'
+            f' ${{d:+--exclude-newer "$d"}} {q}; else python -m pip install -q {q}; fi')
+
+
 def _apt(pkg: str, why: str) -> Action:
     return Action("shell", f"apt-get update -qq && apt-get install -y -qq --no-install-recommends "
                   f"{pkg}", why)
@@ -126,15 +142,80 @@ def _missing_module(m, plan, phase, step):
     module = m.group(1)
     top = module.split(".")[0]
     dist = MODULE_DISTS.get(module) or MODULE_DISTS.get(top) or top.replace("_", "-")
-    yield Action("shell", f"python -m pip install -q {dist}", f"missing Python module {module}")
+    yield Action("shell", pip_install(dist), f"missing Python module {module}")
+
+
+def _python_suites(plan: Plan, direction: str) -> Iterable[Action]:
+    """Suite actions towards an older (or newer) interpreter than the plan's."""
+    from repolaunch import timemachine as tm
+
+    here = plan.suite or "bookworm"
+    step = tm.older_suite if direction == "older" else tm.newer_suite
+    nxt = step(here)
+    while nxt is not None:
+        yield Action("suite", nxt, f"the code wants a {direction} Python "
+                     f"({tm.SUITE_PYTHON[nxt]}, Debian {nxt})")
+        nxt = step(nxt)
 
 
 @rule(r"requires a different Python|Requires-Python|python_requires|"
       r"Python (?:3\.\d+|version) (?:is )?(?:required|not supported)", "setup,test")
 def _python_version(m, plan, phase, step):
     if plan.language.value == "python":
-        yield Action("suite", "bullseye", "the repository wants an older Python (3.9)")
-        yield Action("suite", "trixie", "the repository wants a newer Python (3.13)")
+        yield from _python_suites(plan, "older")
+        yield from _python_suites(plan, "newer")
+
+
+# Code (or a pinned dependency) older than the interpreter: names the standard library
+# dropped (collections' ABC aliases in 3.10; distutils, imp, asynchat in 3.12; inspect's
+# formatargspec and asyncio.coroutine in 3.11), and old pytest/py on a new interpreter.
+@rule(r"cannot import name '(?:Mapping|MutableMapping|Sequence|MutableSequence|Iterable|"
+      r"Callable|Set|MutableSet|Hashable|OrderedDict)' from 'collections'|"
+      r"module 'collections' has no attribute '\w+'|"
+      r"No module named '(?:distutils|imp|asynchat|asyncore|smtpd)'|"
+      r"cannot import name 'formatargspec' from 'inspect'|"
+      r"module 'asyncio' has no attribute 'coroutine'|"
+      r"'HTMLParser' object has no attribute 'unescape'|"
+      r"required field \"lineno\" missing|AttributeError: __spec__|"
+      r"module 'configparser' has no attribute 'SafeConfigParser'|"
+      r"cannot import name '\w+' from 'typing'", "setup,test")
+def _python_too_new(m, plan, phase, step):
+    if plan.language.value == "python":
+        yield from _python_suites(plan, "older")
+
+
+# An option the project's pytest configuration passes, and the plug-in that defines it.
+PYTEST_OPTION_PLUGINS = {
+    "--cov": "pytest-cov", "--cov-report": "pytest-cov", "--no-cov": "pytest-cov",
+    "-n": "pytest-xdist", "--numprocesses": "pytest-xdist", "--dist": "pytest-xdist",
+    "--timeout": "pytest-timeout", "--reruns": "pytest-rerunfailures",
+    "--mpl": "pytest-mpl", "--benchmark-skip": "pytest-benchmark",
+    "--benchmark-disable": "pytest-benchmark", "--remote-data": "pytest-remotedata",
+    "--doctest-rst": "pytest-doctestplus", "--doctest-plus": "pytest-doctestplus",
+    "--flake8": "pytest-flake8", "--mypy": "pytest-mypy", "--isort": "pytest-isort",
+    "--black": "pytest-black", "--pep8": "pytest-pep8", "--randomly-seed": "pytest-randomly",
+    "--hypothesis-profile": "hypothesis", "--strict-config": "pytest>=6.2",
+    "--import-mode": "pytest>=6", "--asyncio-mode": "pytest-asyncio",
+    "--junit-prefix": "pytest", "--forked": "pytest-forked", "--instafail": "pytest-instafail",
+}
+
+
+@rule(r"error: unrecognized arguments: ((?:-\S+(?:[= ]\S+)? ?)+)", "setup,test")
+def _pytest_option(m, plan, phase, step):
+    if plan.language.value != "python":
+        return
+    for opt in re.findall(r"(-{1,2}[\w-]+)", m.group(1)):
+        dist = PYTEST_OPTION_PLUGINS.get(opt)
+        if dist:
+            yield Action("shell", pip_install(dist), f"the pytest configuration passes {opt}")
+
+
+@rule(r"PluginValidationError|pluggy\.\S*Error|"
+      r"module 'pytest' has no attribute '\w+'|cannot import name '\w+' from '_pytest", "setup,test")
+def _old_runner(m, plan, phase, step):
+    if plan.language.value == "python":
+        yield Action("shell", pip_install("pytest>=6.2.5"),
+                     "the test runner is too old for its plug-ins")
 
 
 @rule(r"invalid (?:target|source) release: (\d+)|release version (\d+) not supported|"
@@ -156,8 +237,18 @@ def _go_version(m, plan, phase, step):
     yield Action("suite", "trixie", "the module wants a newer Go (1.22+)")
 
 
-@rule(r"Temporary failure in name resolution|Could not resolve host|getaddrinfo (?:ENOTFOUND|"
-      r"EAI_AGAIN)|Network is unreachable|UnknownHostException|dial tcp: lookup", "test")
+NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|getaddrinfo "
+                     r"(?:ENOTFOUND|EAI_AGAIN)|Network is unreachable|UnknownHostException|"
+                     r"dial tcp: lookup|Failed to establish a new connection|"
+                     r"<urlopen error \[Errno -?\d+\]")
+
+
+def needs_network(output: str) -> bool:
+    """Whether a run's output shows it reaching for a network it did not have."""
+    return NETWORK.search(output[-2_000_000:]) is not None
+
+
+@rule(NETWORK.pattern, "test")
 def _network(m, plan, phase, step):
     yield Action("network_at_test", "on", "the tests need the network")
 

@@ -49,6 +49,7 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -61,6 +62,7 @@ from harness.evaluate import DETERMINISM_ENV as _EVAL_ENV
 
 Log = Callable[[str], None]
 Side = Literal["before", "after", "base"]
+Reading = Literal["factory", "swebench"]
 
 # The harness's pins plus a seed a test suite can read; the same in validation and eval so
 # a task verified here behaves the same when graded.
@@ -71,6 +73,9 @@ REASONS = ("env_build_failed", "test_patch_failed", "patch_failed", "timeout",
            "gold_breaks_tests", "no_fail_to_pass")
 
 _PASS = frozenset({TestStatus.PASSED, TestStatus.XFAIL})
+# worse is higher: what a cut id shared by several tests reads as
+_RANK = {TestStatus.PASSED: 0, TestStatus.XFAIL: 1, TestStatus.SKIPPED: 2,
+         TestStatus.FAILED: 3, TestStatus.ERROR: 4}
 _FAIL = frozenset({TestStatus.FAILED, TestStatus.ERROR})
 _WHOLE_SUITE = frozenset({"package-failed", "suite-failed"})
 
@@ -135,13 +140,24 @@ class _Observed(BaseModel):
     statuses: dict[str, TestStatus] = Field(default_factory=dict)
     partial: bool = False
     requested: list[str] = Field(default_factory=list)  # what a partial run was asked for
+    # SWE-bench's reading: the full ids behind each cut id, to run them one by one
+    full_ids: dict[str, list[str]] = Field(default_factory=dict)
     fatal: str | None = None  # a reason code that ends the validation
+
+
+def _keep_log(log_dir: Path | None, name: str, text: str) -> None:
+    if log_dir is None:
+        return
+    log_dir.mkdir(parents=True, exist_ok=True)
+    (log_dir / name).write_text(text, encoding="utf-8", errors="replace")
 
 
 def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: str,
              per_test: bool, phase: Literal["main", "confirm"], timeout: float | None,
-             requested: list[str]) -> _Observed:
+             requested: list[str], log_dir: Path | None = None,
+             swebench_ids: bool = False) -> _Observed:
     t0 = time.monotonic()
+    log_name = f"{side}-{phase}-{index + 1}.log"
 
     def out(fatal: str | None = None, error: str | None = None, **kw: object) -> _Observed:
         summary = RunSummary(side=side, index=index, phase=phase, per_test=per_test,
@@ -158,12 +174,16 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
         if task.test_patch.strip() and side != "base":
             res = sb.apply_patch(task.test_patch)
             if not res.applied:
+                _keep_log(log_dir, log_name, f"test patch does not apply: {res.reason}\n")
                 return out("test_patch_failed", res.reason)
         if side == "after":
             res = sb.apply_patch(task.patch)
             if not res.applied:
+                _keep_log(log_dir, log_name, f"patch does not apply: {res.reason}\n")
                 return out("patch_failed", res.reason)
         ran = sb.exec(command, timeout=timeout or spec.limits.timeout)
+        _keep_log(log_dir, log_name, f"$ {command}\n{ran.output}\n[exit {ran.exit_code}"
+                  f"{', timed out' if ran.timed_out else ''}]\n")
         if ran.timed_out:
             return out("timeout", f"tests ran past {timeout or spec.limits.timeout:.0f}s",
                        exit_code=ran.exit_code, timed_out=True)
@@ -184,7 +204,18 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
         codes = set(parsed.warning_codes)
     except reports.ReportParseError as exc:
         results, codes, error = [], set(), f"report unreadable: {exc}"
-    statuses: dict[str, TestStatus] = {r.test_id: r.status for r in results}
+    # SWE-bench's ids: its parser's map is keyed by the cut id. Where tests that share a
+    # cut id disagree, the cut id takes the worst of them, as grading will (it passes only
+    # when every test it stands for does).
+    statuses: dict[str, TestStatus] = {}
+    full_ids: dict[str, list[str]] = {}
+    for r in results:
+        key = reports.swebench_id(r.test_id, spec.report_format) if swebench_ids else r.test_id
+        prior = statuses.get(key)
+        if prior is None or _RANK[r.status] > _RANK[prior]:
+            statuses[key] = r.status
+        if swebench_ids:
+            full_ids.setdefault(key, []).append(r.test_id)
     # A whole-suite failure (the build or collection broke) is not a verdict on any test:
     # nothing reported, whole-suite/package errors, or nothing but errors (pytest stops a
     # session at collection errors, reporting one ERROR per module it could not import).
@@ -202,7 +233,7 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
                          exit_code=ran.exit_code, seconds=round(time.monotonic() - t0, 2),
                          counts=counts, build_broken=broken, error=error)
     return _Observed(summary=summary, statuses={} if broken else statuses, partial=per_test,
-                     requested=requested if per_test else [])
+                     requested=requested if per_test else [], full_ids=full_ids)
 
 
 def _named_in(test_id: str, patch: str) -> bool:
@@ -255,12 +286,30 @@ def _classes(runs: Iterable[_Observed], test_id: str) -> list[str]:
     return out
 
 
+def scoped_command(per_test_command: str, tests: list[str]) -> str:
+    """The per-test command template with the given ids or files."""
+    return per_test_command.replace("{tests}", " ".join(shlex.quote(t) for t in tests))
+
+
 def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: int = 3,
              confirm_runs: int = 3, per_test_command: str | None = None,
-             timeout: float | None = None, log: Log = lambda m: None) -> ValidationResult:
-    """Run the task's tests before and after its fix; classify; verify or reject it."""
+             scope: list[str] | None = None, reading: Reading = "factory",
+             timeout: float | None = None, log_dir: Path | None = None,
+             log: Log = lambda m: None) -> ValidationResult:
+    """Run the task's tests before and after its fix; classify; verify or reject it.
+
+    ``scope``: test files (or ids) the runs are limited to, through ``per_test_command``
+    (SWE-bench runs the test patch's files); the verified task's test command is then the
+    scoped one. ``reading``: "factory" (the module doc) or "swebench" (SWE-bench's own:
+    two states only, a test absent before the fix failed then, and a test the fix breaks
+    is recorded but does not reject the task). ``log_dir``: every run's output is kept
+    there, ``<side>-<phase>-<n>.log``."""
     t0 = time.monotonic()
     spec = env.model_copy(update={"checkout": task.base_commit})
+    if scope and per_test_command and "{tests}" in per_test_command:
+        spec = spec.model_copy(update={"test_command": scoped_command(per_test_command,
+                                                                      scope)})
+    swebench = reading == "swebench"
     observed: list[_Observed] = []
 
     def finish(reason: str | None, detail: str = "",
@@ -284,7 +333,8 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
             per_test: bool, requested: list[str] | None = None) -> str | None:
         for i in range(n):
             o = _one_run(task, spec, side, i, command=command, per_test=per_test,
-                         phase=phase, timeout=timeout, requested=requested or [])
+                         phase=phase, timeout=timeout, requested=requested or [],
+                         log_dir=log_dir, swebench_ids=swebench)
             observed.append(o)
             s = o.summary
             log(f"  {task.instance_id} {side} {phase} #{i + 1}: "
@@ -324,7 +374,7 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
                 p2p.append(t)
             elif bc == "pass" and ac == "fail":
                 breaks.append(t)
-        if before_broken and base_pass:
+        if before_broken and base_pass and not swebench:
             # The test patch broke the build before the fix, so every test "failed" then.
             # A test that passed at the base commit without the test patch, and that the
             # test patch does not touch, says nothing about the fix: it is PASS_TO_PASS
@@ -347,7 +397,7 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
                       + (observed[-1].summary.error or ""))
 
     base_pass: set[str] = set()
-    if before_broken:
+    if before_broken and not swebench:
         # One run at the base commit without the test patch tells the tests that were
         # already passing from those the test patch is about.
         fatal = run("base", 1, "main", spec.test_command, False)
@@ -362,8 +412,14 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
         # are re-run (per-test when possible); without, the whole suite is.
         cands = found.fail_to_pass
         cmd, per_test = spec.test_command, False
-        if cands and per_test_command and "{tests}" in per_test_command:
-            cmd = per_test_command.replace("{tests}", " ".join(shlex.quote(c) for c in cands))
+        runnable = cands
+        if swebench:
+            # SWE-bench's cut ids run as the full ids behind them, where those are node ids
+            full = {c: [f for o in observed for f in o.full_ids.get(c, [])] for c in cands}
+            runnable = sorted({f for fs in full.values() for f in fs}) \
+                if reports.is_pytest_format(spec.report_format) and all(full.values()) else []
+        if runnable and per_test_command and "{tests}" in per_test_command:
+            cmd = scoped_command(per_test_command, runnable)
             per_test = True
         for side in ("before", "after"):
             fatal = run(side, confirm_runs, "confirm", cmd, per_test,  # type: ignore[arg-type]
@@ -372,7 +428,7 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
                 return finish(fatal, observed[-1].summary.error or "", found)
         found = classify()
 
-    if found.gold_breaks:
+    if found.gold_breaks and not swebench:
         return finish("gold_breaks_tests",
                       f"{len(found.gold_breaks)} test(s) pass before the fix and fail after: "
                       + ", ".join(found.gold_breaks[:5]), found)
@@ -383,4 +439,6 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
         return finish("no_fail_to_pass", detail, found)
     return finish(None, f"{len(found.fail_to_pass)} FAIL_TO_PASS, "
                   f"{len(found.pass_to_pass)} PASS_TO_PASS"
-                  + (f", {len(found.flaky)} flaky excluded" if found.flaky else ""), found)
+                  + (f", {len(found.flaky)} flaky excluded" if found.flaky else "")
+                  + (f", {len(found.gold_breaks)} broken by the fix (not graded)"
+                     if found.gold_breaks else ""), found)

@@ -12,6 +12,7 @@ Every parser returns results or raises `ReportParseError`, whatever bytes it is 
 
 from __future__ import annotations
 
+from envs.reports.ids import comparable_id, is_pytest_format, swebench_id
 from envs.reports.registry import (
     FormatInfo,
     ParseContext,
@@ -40,8 +41,10 @@ from envs.reports import (  # noqa: F401  isort: skip
     phpunit,
     pytest_text,
     rspec,
+    sympy_text,
     tap,
     testunit,
+    unittest_text,
 )
 
 __all__ = [
@@ -51,9 +54,12 @@ __all__ = [
     "ReportParseError",
     "ReportWarning",
     "UnknownFormatError",
+    "comparable_id",
     "format_info",
     "formats",
+    "is_pytest_format",
     "parse",
     "parse_best",
     "register",
+    "swebench_id",
 ]

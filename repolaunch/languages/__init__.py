@@ -9,8 +9,9 @@ a failed lookup lists the known names.
 from __future__ import annotations
 
 import importlib
+import inspect
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +24,7 @@ class Plan(BaseModel):
 
     language: Language
     image_family: str  # envs.images recipe name ("python", "cpp", "node", ...)
+    suite: str | None = None  # the Debian suite whose toolchain fits (None: the default)
     build_system: str
     test_framework: str
     setup_steps: tuple[str, ...] = ()  # run in the workdir at env-build time, network on
@@ -31,6 +33,9 @@ class Plan(BaseModel):
     report_path: str | None = None  # None: the report is the command's stdout
     # Run only chosen tests: "{tests}" is replaced by the space-joined, shell-quoted ids.
     per_test_command: str = ""
+    # Run at build time after setup, "{tests}" replaced by test files that exist: a runner
+    # that cannot start (or collect them) is diagnosed while the environment is built.
+    check_command: str = ""
     env: dict[str, str] = Field(default_factory=dict)
     # Globs (relative to the repo root) of the files that decide the dependencies; their
     # contents hash into the env image's fingerprint.
@@ -81,5 +86,9 @@ def names() -> list[str]:
     return sorted(_PLUGINS)
 
 
-def plan(repo: Path, detection: Detection) -> Plan:
-    return get(detection.primary).plan(repo, detection)
+def plan(repo: Path, detection: Detection, **hints: Any) -> Plan:
+    """The plug-in's plan; ``hints`` (``resolve_date``, ``suite``) go to plug-ins that take
+    them."""
+    plugin = get(detection.primary)
+    accepted = inspect.signature(plugin.plan).parameters
+    return plugin.plan(repo, detection, **{k: v for k, v in hints.items() if k in accepted})

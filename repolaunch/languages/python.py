@@ -1,32 +1,35 @@
 """Python: pyproject / setup.py / setup.cfg / requirements projects, tested with pytest.
 
 Setup makes a tool venv with uv (`/opt/envfactory/tools`) and a project venv outside the
-checkout (`/opt/envfactory/venv`), installs the project (editable where its build backend
-can, else a normal install) with its test extras, test requirement files and pytest, and
-records what was resolved in `/opt/envfactory/resolved.txt`. Tests run with pytest (it
+checkout (`/opt/envfactory/venv`) on the interpreter of the commit's era
+(`repolaunch.timemachine`: 3.9, 3.11 or 3.13, one per Debian suite), installs the project
+(editable where its build backend can, else a normal install, else without build isolation,
+else ``setup.py develop``) with the widest set of its test dependencies that resolves
+(`repolaunch.languages.python_deps`), and records what was resolved — as of which day, on
+which Python, from which set — in `/opt/envfactory/resolved.txt`. Tests run with pytest (it
 runs unittest suites too), the checkout first on PYTHONPATH, so an instance at another
 commit (`git checkout -f <sha> && git clean -fd`) tests its own code with no rebuild.
 The report is pytest's JUnit XML with `junit_family=xunit1` (it carries `file=`), read as
-`junit:pytest`: ids are node ids, `tests/test_x.py::TestC::test_name`.
+`junit:pytest`: ids are node ids, `tests/test_x.py::TestC::test_name`. The plan's
+``check_command`` collects the given test files at build time, so a runner that cannot
+start is diagnosed (and another interpreter tried) while the environment is built.
 
 Time machine: dependencies resolve as of a date with uv's `--exclude-newer` (build
 dependencies such as setuptools included), so an old commit builds with the world of its
-day. The date is the HEAD commit's committer date unless the plan is given another:
+day — never older than the interpreter's `wheel_floor`. The date is the HEAD commit's
+committer date unless the plan is given another:
 
     PythonPlugin().plan(repo, det)                         # as of HEAD's commit date
     PythonPlugin().plan(repo, det, resolve_date="2021-06-01")
     PythonPlugin().plan(repo, det, resolve_date=None)      # latest packages
+    PythonPlugin().plan(repo, det, suite="bullseye")       # Python 3.9, whatever the era
 
 `ENVFACTORY_TIME_MACHINE=0` (or false/no/off) in the planning process turns it off for
-every plan that was not given an explicit date. When pytest is ours (the project does not
-declare it) and the date predates a pytest that runs on the image's Python 3.11, pytest
-and the packages only it needs (`RUNNER_PACKAGES`) are resolved as of `PYTEST_FLOOR`:
-the runner is not the project's world.
+every plan that was not given an explicit date.
 """
 
 from __future__ import annotations
 
-import configparser
 import os
 import re
 import shlex
@@ -35,9 +38,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from envs.config import get_settings
 from envs.models import Language
+from repolaunch import timemachine as tm_mod
 from repolaunch.detect import Detection
+from repolaunch.diagnose import AS_OF_FILE
 from repolaunch.languages import Plan, register
+from repolaunch.languages.python_deps import (
+    REQUIREMENT_GLOBS,
+    InstallPlan,
+    InstallSet,
+    install_plan,
+    requirement_files,
+)
+from repolaunch.languages.python_runners import detect_runner
 
 try:  # Python 3.11+
     import tomllib
@@ -49,16 +63,8 @@ VENV = "/opt/envfactory/venv"
 RESOLVED = "/opt/envfactory/resolved.txt"
 REPORT = "/tmp/envfactory/pytest-junit.xml"
 TIME_MACHINE_ENV = "ENVFACTORY_TIME_MACHINE"
-# pytest 7.1.2 (2022-04-23) and py 1.11 are the oldest that run on Python 3.11 (older ones
-# die in py's vendored apipkg with "AttributeError: __spec__").
-PYTEST_FLOOR = "2022-04-24T00:00:00Z"
-# pytest and the packages only it needs (py < 1.11 is what breaks on 3.11) share the floor
-RUNNER_PACKAGES = ("pytest", "py", "pluggy", "iniconfig")
 PATH = f"{VENV}/bin:{TOOLS}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-TEST_EXTRAS = ("test", "tests", "testing", "dev")
-_REQUIREMENT_GLOBS = ("requirements*.txt", "*requirements*.txt", "requirements/*.txt")
-_TEST_WORDS = re.compile(r"(^|[-_/.])(test|tests|testing|dev|develop)([-_/.]|$)")
 _FALSE = {"0", "false", "no", "off"}
 _AUTO: Any = object()
 
@@ -119,38 +125,6 @@ def _pyproject(repo: Path) -> dict[str, Any]:
         return {}
 
 
-def _setup_cfg_extras(repo: Path) -> set[str]:
-    path = repo / "setup.cfg"
-    if not path.is_file():
-        return set()
-    cfg = configparser.ConfigParser(interpolation=None)
-    try:
-        cfg.read_string(_read(path))
-    except configparser.Error:
-        return set()
-    return set(cfg["options.extras_require"]) if cfg.has_section("options.extras_require") \
-        else set()
-
-
-def _setup_py_extras(repo: Path) -> set[str]:
-    text = _read(repo / "setup.py")
-    if "extras_require" not in text:
-        return set()
-    return {m.group(2) for m in re.finditer(r"""(["'])([A-Za-z0-9_.-]+)\1\s*:\s*\[""", text)}
-
-
-def requirement_files(repo: Path) -> list[str]:
-    """requirements.txt plus the test/dev requirement files, repo-relative, sorted."""
-    found: set[str] = set()
-    for pattern in _REQUIREMENT_GLOBS:
-        for path in repo.glob(pattern):
-            rel = path.relative_to(repo).as_posix()
-            name = path.name.lower()
-            if path.is_file() and (name == "requirements.txt" or _TEST_WORDS.search(rel.lower())):
-                found.add(rel)
-    return sorted(found)
-
-
 def build_system(repo: Path) -> str:
     data = _pyproject(repo)
     if "project" in data or "build-system" in data or "poetry" in data.get("tool", {}):
@@ -177,11 +151,80 @@ def src_roots(repo: Path) -> list[str]:
     return roots
 
 
+def _uv_install_script(plan: InstallPlan, *, installable: bool, date: str | None,
+                       pyver: str) -> str:
+    """The setup step that installs the dependencies (`python_deps.InstallPlan`): everything
+    at once; else the first core set that installs (editable where the build backend can,
+    else a normal install) and each add-on on top of it that installs; else the minimum
+    pins, the project without build isolation, ``setup.py develop``. It records what went
+    in, and as of which day, in the resolved file's header."""
+    uv = f"uv pip install --python {VENV}/bin/python"
+    tm = f"--exclude-newer {date}" if date else ""
+    # A virtualenv of the day came with setuptools (pkg_resources) before Python 3.12.
+    base_pkgs = "pytest" + (" setuptools wheel" if tm_mod.vkey(pyver) < (3, 12) else "")
+    lines = [f'TM="{tm}"', "mkdir -p /opt/envfactory/reqs", "ok=''; kept=''; dropped=''",
+             f'rm -f {AS_OF_FILE}; [ -n "$TM" ] && printf %s "${{TM##* }}" > {AS_OF_FILE}']
+    counter = iter(range(1, 1000))
+
+    def reqfile(cand: InstallSet) -> str:
+        path = f"/opt/envfactory/reqs/{next(counter)}.txt"
+        body = "\n".join(cand.requirements)
+        lines.append(f"cat > {path} <<'ENVFACTORY_REQS'\n{body}\nENVFACTORY_REQS")
+        return path
+
+    def install(cand: InstallSet, pkgs: str = base_pkgs) -> str:
+        rargs = f"-r {reqfile(cand)} {pkgs}".strip()
+        if not installable:
+            return f"{uv} $TM {rargs}"
+        target = shlex.quote("." + (f"[{','.join(cand.extras)}]" if cand.extras else ""))
+        return f"{{ {uv} $TM -e {target} {rargs} || {uv} $TM {target} {rargs}; }}"
+
+    def attempt(cand: InstallSet, cmd: str) -> None:
+        label = shlex.quote(cand.label)
+        lines.append(f'[ -z "$ok" ] && {{ echo "envfactory: installing "{label};'
+                     f" {cmd} && ok={label}; }}")
+
+    attempt(plan.widest, install(plan.widest))
+    for core in plan.cores:
+        attempt(core, install(core))
+    if plan.addons:
+        lines.append(f'if [ -n "$ok" ] && [ "$ok" != {shlex.quote(plan.widest.label)} ]; then')
+        for add in plan.addons:
+            label = shlex.quote(add.label)
+            cmd = (install(add, "") if add.extras else f"{uv} $TM -r {reqfile(add)}")
+            lines.append(f'  echo "envfactory: adding "{label}; if {cmd}; then '
+                         f'kept="$kept, "{label}; else dropped="$dropped, "{label}; fi')
+        lines.append("fi")
+    for cand in plan.minimal:
+        attempt(cand, install(cand))
+    if installable:
+        # Old build backends: build tools of the day in the venv, then no isolation, then
+        # the setuptools develop path.
+        attempt(InstallSet(label="the project without build isolation"),
+                f"{uv} $TM setuptools wheel pytest && {{ {uv} $TM --no-build-isolation -e . ||"
+                f" {uv} $TM --no-build-isolation . ; }}")
+        attempt(InstallSet(label="setup.py develop"),
+                f"[ -f setup.py ] && {uv} $TM setuptools wheel pytest && {VENV}/bin/python"
+                " setup.py -q develop")
+    lines.append('[ -n "$ok" ] || { echo "envfactory: no dependency set installed" >&2;'
+                 " exit 1; }")
+    lines.append(
+        f'{{ if [ -n "$TM" ]; then echo "# resolved as of ${{TM##* }}"; else '
+        f'echo "# resolved: latest"; fi; echo "# python: {pyver}"; '
+        f'echo "# set: $ok$kept${{dropped:+ (dropped${{dropped#,}})}}"; }}'
+        f" > {RESOLVED}.head")
+    return "\n".join(lines)
+
+
 @register("python")
 class PythonPlugin:
     language = Language.PYTHON
 
-    def plan(self, repo: Path, detection: Detection, *, resolve_date: str | None = _AUTO) -> Plan:
+    def plan(self, repo: Path, detection: Detection, *, resolve_date: str | None = _AUTO,
+             suite: str | None = None) -> Plan:
+        """The plan for a checkout. ``resolve_date``: the day the world is taken as of
+        (default: HEAD's commit date; None: today). ``suite``: the Debian suite, so the
+        interpreter (default: chosen by era, `repolaunch.timemachine.choose_python`)."""
         repo = Path(repo)
         system = build_system(repo)
         data = _pyproject(repo)
@@ -197,68 +240,54 @@ class PythonPlugin:
             date = to_utc(resolve_date) if resolve_date else None
             if date is None:
                 notes.append("time machine off: latest packages")
-        uv_flags = ""
-        if date:
-            uv_flags = f" --exclude-newer {date}"
-            notes.append(f"time machine: dependencies resolved as of {date} (uv --exclude-newer)")
-            if not declares_pytest(repo) and date < PYTEST_FLOOR:
-                uv_flags += "".join(f" --exclude-newer-package {name}={PYTEST_FLOOR}"
-                                    for name in RUNNER_PACKAGES)
-                notes.append(f"pytest (ours, not the project's) and {', '.join(RUNNER_PACKAGES[1:])}"
-                             f" resolved as of {PYTEST_FLOOR}: older ones do not run on Python 3.11")
+        if suite is None:
+            default = tm_mod.SUITE_PYTHON.get(get_settings().debian_suite, "3.11")
+            choice = tm_mod.choose_python(repo, date, default=default)
+            suite, pyver = choice.suite, choice.version
+            notes.append(choice.why)
+        else:
+            pyver = tm_mod.SUITE_PYTHON.get(suite, "?")
+            notes.append(f"Python {pyver} ({suite}), as asked")
+        uv_date = tm_mod.resolve_date(date, pyver) if date else None
+        if uv_date:
+            notes.append(f"time machine: dependencies resolved as of {uv_date} (uv "
+                         "--exclude-newer)" + (f"; the commit's {date} predates wheels for "
+                                               f"Python {pyver}" if uv_date != date else ""))
 
-        # what to install
-        targets: list[str] = []
-        if system in ("pyproject", "setuptools"):
-            extras = set(data.get("project", {}).get("optional-dependencies", {}) or {})
-            extras |= _setup_cfg_extras(repo) | _setup_py_extras(repo)
-            chosen = [e for e in TEST_EXTRAS if e in extras]
-            targets.append("." + (f"[{','.join(chosen)}]" if chosen else ""))
-            if chosen:
-                notes.append(f"extras: {', '.join(chosen)}")
-        reqs = requirement_files(repo)
-        groups = [g for g in TEST_EXTRAS if g in (data.get("dependency-groups") or {})]
-
-        uv = f"uv pip install --python {VENV}/bin/python{uv_flags}"
-        extra_args = " ".join(
-            [*(f"-r {shlex.quote(r)}" for r in reqs), *(f"--group {g}" for g in groups), "pytest"]
-        )
+        installable = system in ("pyproject", "setuptools")
+        deps_plan = install_plan(repo, data, installable=installable, notes=notes)
+        notes.append("dependencies: " + deps_plan.describe())
         setup = [
             f"python3 -m venv {TOOLS} && {TOOLS}/bin/pip install -q --disable-pip-version-check uv"
             f" && {TOOLS}/bin/uv --version",
             f"uv venv -q --python /usr/bin/python3 {VENV}",
+            _uv_install_script(deps_plan, installable=installable, date=uv_date,
+                               pyver=pyver),
+            f"{{ cat {RESOLVED}.head; uv pip freeze --python {VENV}/bin/python; }}"
+            f" > {RESOLVED} && cat {RESOLVED} && uv cache clean -q",
         ]
-        if targets:
-            project = " ".join(shlex.quote(t) for t in targets)
-            # An editable install needs a PEP 660 backend (setuptools >= 64, Aug 2022); with
-            # the build tools of an older day a normal install does, as the checkout comes
-            # first on PYTHONPATH anyway.
-            setup.append(f"{uv} -e {project} {extra_args} || {uv} {project} {extra_args}")
-        else:
-            setup.append(f"{uv} {extra_args}")
-        header = f"# resolved as of {date}" if date else "# resolved: latest"
-        setup.append(
-            f"{{ echo {shlex.quote(header)}; uv pip freeze --python {VENV}/bin/python; }}"
-            f" > {RESOLVED} && cat {RESOLVED} && uv cache clean -q"
-        )
         notes.append(f"resolved versions: {RESOLVED}")
         if detection.test_framework == "unittest":
             notes.append("unittest suites run under pytest (one report format)")
 
-        base = (f"mkdir -p /tmp/envfactory && rm -f {REPORT} && python -m pytest -rA"
-                f" -p no:cacheprovider -o junit_family=xunit1 --junitxml={REPORT}")
-        deps = ["pyproject.toml", "setup.py", "setup.cfg", *_REQUIREMENT_GLOBS,
+        runner = detect_runner(repo, REPORT)
+        if runner.note:
+            notes.append(runner.note)
+        deps = ["pyproject.toml", "setup.py", "setup.cfg", "tox.ini", *REQUIREMENT_GLOBS,
                 "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock", "pdm.lock"]
         return Plan(
             language=Language.PYTHON,
             image_family="python",
+            suite=suite,
             build_system=system,
-            test_framework=detection.test_framework or "pytest",
+            test_framework=(runner.name if runner.name != "pytest"
+                            else detection.test_framework or "pytest"),
             setup_steps=tuple(setup),
-            test_command=base,
-            report_format="junit:pytest",
-            report_path=REPORT,
-            per_test_command=base + " {tests}",
+            test_command=runner.test_command,
+            report_format=runner.report_format,
+            report_path=runner.report_path,
+            per_test_command=runner.per_test_command,
+            check_command=runner.check_command,
             env={
                 "PATH": PATH,
                 "VIRTUAL_ENV": VENV,

@@ -35,7 +35,7 @@ def run_plan(sample: samples.SampleRepo, dest: Path, *, detection: Detection | N
     det = detection or Detection(primary=sample.language, build_system=sample.build_system,
                                  test_framework=sample.test_framework)
     plan = get(det.primary).plan(repo, det)
-    image = images.ensure(plan.image_family).tag
+    image = images.ensure(plan.image_family, suite=plan.suite).tag
     setup: list[ExecResult] = []
     with Sandbox.start(image, network=True, workdir="/testbed", limits=SETUP_LIMITS) as sb:
         sb.put_dir(repo, "/testbed")

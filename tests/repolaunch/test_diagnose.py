@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from envs.models import Language
-from repolaunch.diagnose import diagnose, signature
+from repolaunch.diagnose import AS_OF_FILE, diagnose, pip_install, signature
 from repolaunch.languages import Plan
 
 
@@ -37,7 +37,24 @@ def test_missing_library_and_command():
 def test_missing_python_module_maps_import_to_distribution():
     out = "ModuleNotFoundError: No module named 'yaml'\n"
     (action,) = diagnose(out, plan=plan(Language.PYTHON), phase="test")
-    assert action.value == "python -m pip install -q PyYAML"
+    # into the environment's venv with uv, as of the day it was resolved; else with pip
+    assert action.value == pip_install("PyYAML")
+    assert "uv pip install" in action.value and AS_OF_FILE in action.value
+    assert action.value.endswith("else python -m pip install -q PyYAML; fi")
+
+
+def test_python_rules_follow_the_interpreter_era():
+    """Code older than the interpreter moves to an older suite, never the one it is on; an
+    option the pytest configuration passes brings its plug-in."""
+    old_code = "ImportError: cannot import name 'Mapping' from 'collections'\n"
+    on_bookworm = plan(Language.PYTHON).model_copy(update={"suite": "bookworm"})
+    actions = diagnose(old_code, plan=on_bookworm, phase="setup")
+    assert [(a.kind, a.value) for a in actions] == [("suite", "bullseye")]
+    on_bullseye = on_bookworm.model_copy(update={"suite": "bullseye"})
+    assert diagnose(old_code, plan=on_bullseye, phase="setup") == []
+    opts = "pytest: error: unrecognized arguments: --cov=pkg --timeout=30\n"
+    values = [a.value for a in diagnose(opts, plan=on_bookworm, phase="setup")]
+    assert values == [pip_install("pytest-cov"), pip_install("pytest-timeout")]
 
 
 def test_python_module_rule_is_python_only():

@@ -12,7 +12,14 @@ from types import SimpleNamespace
 import pytest
 
 from data import samples
-from repolaunch.importer import agreement, import_instances, read_instances
+from repolaunch.importer import (
+    InstanceError,
+    Launched,
+    agreement,
+    files_under_test,
+    import_instances,
+    read_instances,
+)
 from repolaunch.mine import mine
 
 
@@ -102,7 +109,8 @@ def test_finds_repos_under_both_layouts_and_reports_missing_ones(layout, tmp_pat
     assert err.error.startswith(f"not under {layout.repos}; clone of ")
     assert "base commit ffffffffffff is not in" in by["acme__textkit-x"].error
     assert report.summary()["found"] == 2 and report.summary()["error"] == 2
-    assert any(line.startswith("nobody__absent-3: error: ") for line in lines)
+    assert any(line.startswith("nobody__absent-3: error (repo_unavailable): ") for line in lines)
+    assert by["acme__textkit-x"].cause == "commit_unavailable"
 
 
 def test_without_repos_dir_it_clones_once_into_the_cache(layout, tmp_path: Path) -> None:
@@ -128,22 +136,70 @@ def test_agreement_is_reported_from_the_validator(layout, tmp_path: Path) -> Non
     path = write_jsonl(tmp_path / "i.jsonl", rows)
     seen: list = []
 
-    def launcher(repo, commit, log, reg):
-        seen.append(("launch", Path(repo).name, commit))
-        return SimpleNamespace(image="img"), "", "img"
+    def launcher(repo, commit, log, reg, *, probe):
+        seen.append(("launch", Path(repo).name, commit, probe))
+        return Launched(env=SimpleNamespace(image="img", resolved={}), image="img",
+                        per_test_command="pytest {tests}")
 
     def validator(task, env, **kw):
-        seen.append(("validate", task.instance_id, task.FAIL_TO_PASS, task.env_spec))
-        return SimpleNamespace(verified=True, reason=None, fail_to_pass=f2p,
-                               pass_to_pass=json.loads(rows[0]["PASS_TO_PASS"]), task=task)
+        seen.append(("validate", task.instance_id, task.FAIL_TO_PASS, task.env_spec, kw))
+        return SimpleNamespace(verified=True, reason=None, detail="", fail_to_pass=f2p,
+                               pass_to_pass=json.loads(rows[0]["PASS_TO_PASS"]), task=task,
+                               runs=[SimpleNamespace(counts={"total": 3})])
 
     report = import_instances(path, repos=layout.repos, launcher=launcher, validator=validator)
     assert [r.status for r in report.instances] == ["agree", "disagree"]
+    assert [r.cause for r in report.instances] == [None, "fail_to_pass_missing"]
     assert report.instances[1].fail_to_pass.relation == "subset"
     assert report.instances[1].fail_to_pass.only_theirs == ["tests/x.py::extra"]
-    # the file's test lists are not handed to validation
-    assert all(s[2] == [] and s[3] is None for s in seen if s[0] == "validate")
-    assert ("launch", "textkit", rows[0]["base_commit"]) in seen
+    assert report.causes() == {"fail_to_pass_missing": 1}
+    # the file's test lists are not handed to validation; SWE-bench's scope and reading are
+    validations = [s for s in seen if s[0] == "validate"]
+    assert all(v[2] == [] and v[3] is None for v in validations)
+    files = files_under_test(rows[0]["test_patch"])
+    assert all(v[4]["scope"] == files and v[4]["reading"] == "swebench" for v in validations)
+    assert ("launch", "textkit", rows[0]["base_commit"], files) in seen
+
+
+def test_a_resumed_run_skips_finished_instances(layout, tmp_path: Path) -> None:
+    rows = planted_rows(layout.sample, layout.src, "acme/textkit")[:1]
+    path = write_jsonl(tmp_path / "i.jsonl", rows)
+    state = tmp_path / "state.jsonl"
+    calls: list[str] = []
+
+    def launcher(repo, commit, log, reg, *, probe):
+        calls.append(commit)
+        raise InstanceError("build failed: boom", "env_build_failed")
+
+    first = import_instances(path, repos=layout.repos, launcher=launcher, state=state)
+    assert first.instances[0].cause == "env_build_failed" and len(calls) == 1
+    with state.open("a") as fh:
+        fh.write('{"instance_id": "torn')  # an interrupted write
+    again = import_instances(path, repos=layout.repos, launcher=launcher, state=state)
+    assert len(calls) == 1 and again.instances[0].cause == "env_build_failed"
+
+    def infra(repo, commit, log, reg, *, probe):
+        calls.append(commit)
+        raise InstanceError("build failed: engine gone")  # infrastructure: tried again
+
+    state.unlink()
+    import_instances(path, repos=layout.repos, launcher=infra, state=state)
+    import_instances(path, repos=layout.repos, launcher=infra, state=state)
+    assert len(calls) == 3
+    assert [json.loads(line)["cause"] for line in state.read_text().splitlines()] == [
+        "infrastructure", "infrastructure"]
+
+
+def test_test_files_are_what_swebench_runs() -> None:
+    patch = ("diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n"
+             "+++ b/tests/test_a.py\n@@ -1 +1 @@\n-x\n+y\n"
+             "diff --git a/tests/data/case.json b/tests/data/case.json\nnew file mode 100644\n"
+             "--- /dev/null\n+++ b/tests/data/case.json\n@@ -0,0 +1 @@\n+{}\n"
+             "diff --git a/tests/test_old.py b/tests/test_old.py\ndeleted file mode 100644\n"
+             "--- a/tests/test_old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+             "diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n"
+             "--- /dev/null\n+++ b/tests/test_new.py\n@@ -0,0 +1 @@\n+def test_x(): pass\n")
+    assert files_under_test(patch) == ["tests/test_a.py", "tests/test_new.py"]
 
 
 @pytest.mark.docker
@@ -155,3 +211,34 @@ def test_planted_task_agrees_with_envfactory(layout, tmp_path: Path, tmp_home, d
     r = report.instances[0]
     assert r.status == "agree", r.model_dump()
     assert r.fail_to_pass.relation == "exact" and r.pass_to_pass.relation == "exact"
+
+
+@pytest.mark.docker
+def test_an_import_killed_mid_run_leaves_no_sandbox(layout, tmp_path: Path, tmp_home,
+                                                    docker_engine) -> None:
+    """SIGTERM (a `timeout`, a scheduler) unwinds like Ctrl-C: the sandboxes go with it."""
+    import signal
+    import sys
+    import time
+
+    from envs import engine
+    from envs.sandbox import LABEL, OWNER_LABEL
+
+    rows = planted_rows(layout.sample, layout.src, "zed/textkit")
+    path = write_jsonl(tmp_path / "i.jsonl", rows)
+    proc = subprocess.Popen([sys.executable, "-m", "envfactory.cli", "import", str(path),
+                             "--repos", str(layout.repos)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    api = engine.client().api
+
+    def mine() -> list:
+        return [c for c in api.containers(all=True, filters={"label": f"{LABEL}=1"})
+                if (c.get("Labels") or {}).get(OWNER_LABEL, "").endswith(f":{proc.pid}")]
+
+    deadline = time.monotonic() + 600
+    while not mine() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert mine(), "the import never started a sandbox"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=120) != 0
+    assert mine() == []

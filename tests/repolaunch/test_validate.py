@@ -18,8 +18,9 @@ from data import samples
 from envs.config import _default_home
 from envs.models import SWETask
 from repolaunch.build import launch
+from repolaunch.importer import files_under_test
 from repolaunch.mine import mine
-from repolaunch.validate import DETERMINISM_ENV, validate
+from repolaunch.validate import DETERMINISM_ENV, scoped_command, validate
 
 pytestmark = pytest.mark.docker
 
@@ -271,3 +272,39 @@ def test_a_cache_hit_on_a_newer_commit_gets_its_history(tmp_path, home, docker_e
     with open_instance(again.env) as sb:  # the instance checks the new commit out
         assert sb.exec("git rev-parse HEAD").stdout.strip() == head
         assert sb.exec("cat NOTES.md").exit_code == 0
+
+
+def test_swebench_reading_runs_the_test_patch_files_and_keeps_every_log(
+        written, home, tmp_path, docker_engine) -> None:
+    """SWE-bench's way: the test patch's files only (the verified task's test command is the
+    scoped one), one run a side, then the candidates one by one; every run's output kept."""
+    planted, task, res = _prepare("py-textkit", written, 2)
+    files = files_under_test(task.test_patch)
+    logs = tmp_path / "logs"
+    v = validate(task, res.env, per_test_command=res.plan.per_test_command, scope=files,
+                 reading="swebench", runs_before=1, runs_after=1, confirm_runs=1,
+                 log_dir=logs)
+    assert v.verified, (v.reason, v.detail)
+    assert v.fail_to_pass == sorted(planted.fail_to_pass)
+    assert v.pass_to_pass and all(t.split("::")[0] in files for t in v.pass_to_pass)
+    assert v.task.env_spec is not None
+    assert v.task.env_spec.test_command == scoped_command(res.plan.per_test_command, files)
+    assert [(r.side, r.phase, r.per_test) for r in v.runs] == [
+        ("before", "main", False), ("after", "main", False),
+        ("before", "confirm", True), ("after", "confirm", True)]
+    assert sorted(p.name for p in logs.iterdir()) == [
+        "after-confirm-1.log", "after-main-1.log", "before-confirm-1.log",
+        "before-main-1.log"]
+    assert (logs / "before-main-1.log").read_text().startswith(f"$ {v.task.env_spec.test_command}")
+
+
+def test_swebench_reading_records_a_test_the_fix_breaks_without_rejecting(
+        written, home, tmp_path, docker_engine) -> None:
+    _, task, res = _prepare("py-textkit", written, 2)
+    bad = task.model_copy(update={"patch": _breaking_patch(written / "py-textkit", task,
+                                                           tmp_path)})
+    v = validate(bad, res.env, reading="swebench", runs_before=1, runs_after=1,
+                 confirm_runs=0)
+    assert v.verified and "tests/test_core.py::test_slugify_basic" in v.gold_breaks
+    assert "tests/test_core.py::test_slugify_basic" not in v.pass_to_pass
+    assert "broken by the fix" in v.detail

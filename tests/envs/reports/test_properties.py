@@ -30,8 +30,10 @@ from . import (
     test_phpunit_testdox,
     test_pytest_text,
     test_rspec,
+    test_sympy_text,
     test_tap,
     test_testunit,
+    test_unittest_text,
 )
 
 SAMPLES: list[tuple[str, str]] = [
@@ -47,8 +49,10 @@ SAMPLES: list[tuple[str, str]] = [
     *test_phpunit_testdox.SAMPLES,
     *test_pytest_text.SAMPLES,
     *test_rspec.SAMPLES,
+    *test_sympy_text.SAMPLES,
     *test_tap.SAMPLES,
     *test_testunit.SAMPLES,
+    *test_unittest_text.SAMPLES,
     ("exitcode", "some output\n"),
 ]
 FORMATS = reports.formats()

@@ -61,14 +61,41 @@ def test_plan_details(tmp_path):
     assert plan.env["PYTHONPATH"] == "/testbed/src:/testbed"  # src layout
     install = next(s for s in plan.setup_steps if "uv pip install" in s)
     assert "-e '.[test]'" in install and "pytest" in install
-    assert "--exclude-newer-package" not in install  # the project declares pytest
+    # 2024, names 3.8+: the default interpreter (3.11), resolved as of the commit
+    assert plan.suite == "bookworm" and any("Python 3.11" in n for n in plan.notes)
 
     verlib = samples.write(samples.get("py-verlib"), tmp_path)
     plan = py.PythonPlugin().plan(verlib, detection_of(samples.get("py-verlib")))
     assert plan.env["PYTHONPATH"] == "/testbed"
     install = next(s for s in plan.setup_steps if "uv pip install" in s)
-    assert "-e . pytest" in install and f"pytest={py.PYTEST_FLOOR}" in install
+    assert "-e . " in install and "pytest setuptools wheel" in install
+    # late 2021: 3.11 did not exist yet, so the era's interpreter, 3.9 (bullseye)
+    assert plan.suite == "bullseye" and "# python: 3.9" in install
     assert plan.test_framework == "unittest"
+    assert "{tests}" in plan.check_command and "--collect-only" in plan.check_command
+
+
+def test_install_narrows_instead_of_giving_up(tmp_path):
+    """The script tries everything at once; else the project with its test extras (else
+    alone) and each other source on top, kept if it installs; else without build
+    isolation, then setup.py develop; and it records the set and the day in a header."""
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='x', extras_require={'test': ['pytest'],"
+        " 'all': ['numpy']})\n")
+    (tmp_path / "requirements-test.txt").write_text("mock\n")
+    plan = py.PythonPlugin().plan(tmp_path, Detection(primary=Language.PYTHON),
+                                  resolve_date="2022-06-01")
+    install = next(s for s in plan.setup_steps if "uv pip install" in s)
+    order = [install.index(x) for x in (
+        "'everything for tests'", "-e '.[test,all]'", "'the project with its test extras'",
+        "'the project alone'", "adding \"requirements-test.txt", "adding \"'extra [all]'",
+        "--no-build-isolation", "setup.py -q develop")]
+    assert order == sorted(order)
+    assert "\nmock\nENVFACTORY_REQS" in install
+    assert 'TM="--exclude-newer 2022-06-01T00:00:00Z"' in install
+    assert "# resolved as of ${TM##* }" in install and "# set: $ok$kept" in install
+    # python 3.9 for a 2022 project that declares nothing: setuptools comes with the venv
+    assert "pytest setuptools wheel" in install
 
 
 def test_time_machine_switch(tmp_path, monkeypatch):
@@ -102,7 +129,8 @@ def test_build_system_fallbacks(tmp_path):
     plan = py.PythonPlugin().plan(tmp_path, Detection(primary=Language.PYTHON),
                                   resolve_date=None)
     install = next(s for s in plan.setup_steps if "uv pip install" in s)
-    assert "-r requirements-dev.txt -r requirements.txt pytest" in install
+    reqs = install.split("<<'ENVFACTORY_REQS'\n")[1].split("\nENVFACTORY_REQS")[0]
+    assert reqs.splitlines() == ["pytest", "attrs"] and "sphinx" not in install
     assert " -e " not in install  # nothing to install as a project
     assert py.to_utc("2021-03-04T05:06:07+02:00") == "2021-03-04T03:06:07Z"
     assert py.commit_date(tmp_path) is None  # not a git checkout

@@ -1,0 +1,43 @@
+"""Test ids as SWE-bench writes them, and a form two machines' ids can be compared in.
+
+SWE-bench's pytest log parsers read ``-rA`` summary lines and keep ``line.split()[1]``, so an
+id is cut at its first whitespace (``test_x[a b]`` -> ``test_x[a``); its other runners'
+parsers (Django's ``test (module.Class)``, sympy's, Go's, Maven's ...) keep ids whole.
+`swebench_id` applies the cut for the report formats whose SWE-bench parser is pytest's.
+
+`comparable_id` is for comparing lists made on different machines: besides the cut, an
+absolute path inside a parameter (a fixture file's location on the machine that ran the
+tests) is shortened to its last part, as SWE-bench's ``parse_log_pytest_options`` does.
+"""
+
+from __future__ import annotations
+
+import re
+
+# report formats whose SWE-bench log parser is the pytest one (whitespace-split lines)
+_PYTEST_FORMATS = ("pytest", "junit:pytest")
+_OPTION = re.compile(r"^(.*?)\[(.*)\]$", re.S)
+
+
+def is_pytest_format(report_format: str) -> bool:
+    return report_format in _PYTEST_FORMATS
+
+
+def swebench_id(test_id: str, report_format: str = "pytest") -> str:
+    """The id SWE-bench's log parser for this format would write."""
+    if not is_pytest_format(report_format):
+        return test_id
+    parts = test_id.split(None, 1)
+    return parts[0] if parts else test_id
+
+
+def comparable_id(test_id: str, report_format: str = "pytest") -> str:
+    """`swebench_id`, with absolute paths in parameters reduced to their last part."""
+    cut = swebench_id(test_id, report_format)
+    m = _OPTION.match(cut)
+    if not m:
+        return cut
+    main, option = m.groups()
+    if option.startswith("/") and not option.startswith("//") and "*" not in option:
+        option = "/" + option.split("/")[-1]
+    return f"{main}[{option}]"
