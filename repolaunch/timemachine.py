@@ -4,11 +4,11 @@ from which day its dependencies may be resolved.
 Three interpreters can be had here, one per Debian suite the mirror serves (`SUITE_PYTHON`):
 3.9 (bullseye), 3.11 (bookworm), 3.13 (trixie). Older suites and the standalone builds
 (downloaded from GitHub) cannot. A commit gets the newest of them that its project allowed
-on that day, read from its own files (trove classifiers, ``requires-python`` /
-``python_requires``, the CI matrix, tox's envlist) and from the calendar (no interpreter
-released after the commit, nor one whose ecosystem was not yet there), falling back to the
-oldest we have, 3.9, which runs most code of 2013-2021 (``collections.Mapping`` & co. went
-in 3.10).
+on that day (`choose_python`), read from its own files (trove classifiers,
+``requires-python`` / ``python_requires``, the CI matrix, tox's envlist) and from the
+calendar (no interpreter whose ecosystem was not there yet), no newer than the default
+suite's (3.11) unless the project requires a newer one; failing all that, the oldest we
+have, 3.9, which runs most code of 2013-2021 (``collections.Mapping`` & co. went in 3.10).
 
 Dependencies are resolved as of the commit's date, but never before `wheel_floor` of the
 interpreter: before its packages had wheels for it, an old numpy or pandas would have to be
@@ -17,7 +17,7 @@ compiled from source against an interpreter it never knew (and usually fails to)
 
     choice = choose_python(repo, "2019-05-13T10:00:00Z")
     choice.version, choice.suite, choice.why      # "3.9", "bullseye", "..."
-    resolve_date("2019-05-13T10:00:00Z", "3.9")   # "2021-01-05T00:00:00Z"
+    resolve_date("2019-05-13T10:00:00Z", "3.9")   # "2021-01-03T00:00:00Z"
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def vkey(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", version)[:2])
 
 
-def _date(text: str) -> datetime:
+def parse_date(text: str) -> datetime:
+    """An ISO date or timestamp (naive means UTC)."""
     text = text.strip()
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         text += "T00:00:00+00:00"
@@ -70,7 +71,7 @@ def utc(dt: datetime) -> str:
 def wheel_floor(version: str) -> str | None:
     """The first day dependencies may be resolved on for this interpreter (RFC 3339)."""
     released = PYTHON_RELEASES.get(version)
-    return utc(_date(released) + WHEEL_LAG) if released else None
+    return utc(parse_date(released) + WHEEL_LAG) if released else None
 
 
 def resolve_date(date: str | None, version: str) -> str | None:
@@ -78,7 +79,7 @@ def resolve_date(date: str | None, version: str) -> str | None:
     if not date:
         return None
     floor = wheel_floor(version)
-    when = utc(_date(date))
+    when = utc(parse_date(date))
     return floor if floor and when < floor else when
 
 
@@ -189,12 +190,12 @@ def choose_python(repo: Path, date: str | None, *, default: str = "3.11",
     by_version = sorted(((v, s) for s, v in have.items()), key=lambda x: vkey(x[0]))
     spec = requires_python(repo)
     declared = classifiers(repo) | ci_pythons(repo)
-    when = _date(date) if date else None
+    when = parse_date(date) if date else None
 
     def released_by(v: str) -> bool:
         # an interpreter counts for a commit once its ecosystem had wheels for it
         rel = PYTHON_RELEASES.get(v)
-        return when is None or rel is None or _date(rel) + WHEEL_LAG <= when
+        return when is None or rel is None or parse_date(rel) + WHEEL_LAG <= when
 
     candidates = [(v, s) for v, s in by_version if satisfies(v, spec)]
     note = ""

@@ -31,10 +31,8 @@ every plan that was not given an explicit date.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +61,7 @@ VENV = "/opt/envfactory/venv"
 RESOLVED = "/opt/envfactory/resolved.txt"
 REPORT = "/tmp/envfactory/pytest-junit.xml"
 TIME_MACHINE_ENV = "ENVFACTORY_TIME_MACHINE"
+ADDON_TIMEOUT = 300  # seconds for one optional dependency source
 PATH = f"{VENV}/bin:{TOOLS}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 _FALSE = {"0", "false", "no", "off"}
@@ -76,13 +75,7 @@ def time_machine_enabled() -> bool:
 
 def to_utc(date: str) -> str:
     """An ISO date or timestamp -> RFC 3339 UTC (`2021-06-01T00:00:00Z`), as uv wants."""
-    text = date.strip()
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        text += "T00:00:00+00:00"
-    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return tm_mod.utc(tm_mod.parse_date(date))
 
 
 def commit_date(repo: Path) -> str | None:
@@ -136,11 +129,6 @@ def build_system(repo: Path) -> str:
     return "plain"
 
 
-def declares_pytest(repo: Path) -> bool:
-    files = ["pyproject.toml", "setup.py", "setup.cfg", "tox.ini", *requirement_files(repo)]
-    return any(re.search(r"\bpytest\b(?![-_])", _read(repo / f)) for f in files)
-
-
 def src_roots(repo: Path) -> list[str]:
     """What goes first on PYTHONPATH: `src/` when it holds code, then the repo root."""
     roots = []
@@ -191,7 +179,9 @@ def _uv_install_script(plan: InstallPlan, *, installable: bool, date: str | None
         lines.append(f'if [ -n "$ok" ] && [ "$ok" != {shlex.quote(plan.widest.label)} ]; then')
         for add in plan.addons:
             label = shlex.quote(add.label)
-            cmd = (install(add, "") if add.extras else f"{uv} $TM -r {reqfile(add)}")
+            # an add-on is optional: one that would compile for long is not worth waiting for
+            cmd = (install(add, "") if add.extras
+                   else f"timeout {ADDON_TIMEOUT} {uv} $TM -r {reqfile(add)}")
             lines.append(f'  echo "envfactory: adding "{label}; if {cmd}; then '
                          f'kept="$kept, "{label}; else dropped="$dropped, "{label}; fi')
         lines.append("fi")

@@ -186,14 +186,17 @@ _CI_TOOLS = frozenset({
 })
 _CI_FILES = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".travis.yml",
              "azure-pipelines.yml", ".circleci/config.yml", "appveyor.yml", ".gitlab-ci.yml")
-_PIP_INSTALL = re.compile(r"^(?:sudo\s+)?(?:[\w./-]*python[\d.]*\s+-m\s+)?pip3?\s+install\s+"
-                          r"(?P<args>.+)$")
+_PIP_INSTALL = re.compile(r"^(?:sudo\s+)?(?:[\w./-]*python[\d.]*\s+-m\s+)?(?:pip3?|conda|mamba)"
+                          r"\s+install\s+(?P<args>.+)$")
+# a script a CI step runs (`source ci/install.sh`, `bash build_tools/travis/install.sh`)
+_CI_SCRIPT = re.compile(r"(?:^|[\s;&|])(?:source|bash|sh|\.)\s+\.?/?([\w./-]+\.sh)\b")
 _YAML_PREFIX = re.compile(r"^(?:-\s+)?(?:(?:run|script|install|before_install|command)"
                           r"\s*:\s*[|>]?-?\s*)?")
 _PKG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?(?:\s*[<>=!~]=?\s*[\w.*+-]+"
                   r"(?:\s*,\s*[<>=!~]=?\s*[\w.*+-]+)*)?$")
 _ARG_OPTIONS = ("-r", "-c", "--requirement", "--constraint", "-f", "-i", "--index-url",
-                "--extra-index-url", "--find-links", "--target", "-t", "--prefix")
+                "--extra-index-url", "--find-links", "--target", "-t", "--prefix", "--channel",
+                "-n", "--name", "-p")
 
 
 def distribution_name(pyproject: str, setup_cfg: str, setup_py: str) -> str | None:
@@ -234,23 +237,34 @@ def _norm(name: str) -> str:
 
 
 def ci_packages(repo: Path, notes: list[str]) -> tuple[list[str], list[str]]:
-    """(packages, project extras) the CI workflows ``pip install``: what the project's own
-    test jobs add (numpy for a project whose tests skip without it). Tools (linters,
-    packagers, coverage uploaders), the project itself, paths, variables, requirement files
-    and options are left out; a VCS URL is dropped with a note."""
+    """(packages, project extras) the CI configurations ``pip install`` / ``conda install``,
+    in their own lines and in the shell scripts they run: what the project's own test jobs
+    add (numpy for a project whose tests skip without it). Tools (linters, packagers,
+    coverage uploaders), the project itself, paths, variables, requirement files, options
+    and version pins (the CI's, for its interpreters) are left out; a VCS URL is dropped
+    with a note."""
     own = _own_name(repo)
     pkgs: list[str] = []
     extras: list[str] = []
-    for pattern in _CI_FILES:
-        for f in sorted(repo.glob(pattern)):
-            text = _read(f).replace("\\\n", " ")
-            for raw in text.splitlines():
-                line = _YAML_PREFIX.sub("", re.sub(r"(^|\s)#.*$", "", raw).strip())
-                for command in re.split(r"\s*(?:&&|\|\||;)\s*", line):
-                    m = _PIP_INSTALL.match(command.strip())
-                    if m:
-                        _pip_args(m.group("args"), own, pkgs, extras, notes,
-                                  f.relative_to(repo).as_posix())
+    files = [f for pattern in _CI_FILES for f in sorted(repo.glob(pattern))]
+    seen: set[Path] = set()
+    while files:
+        f = files.pop(0)
+        if f in seen or not f.is_file():
+            continue
+        seen.add(f)
+        text = _read(f).replace("\\\n", " ")
+        for raw in text.splitlines():
+            line = _YAML_PREFIX.sub("", re.sub(r"(^|\s)#.*$", "", raw).strip())
+            files += [repo / m.group(1) for m in _CI_SCRIPT.finditer(line)]
+            for command in re.split(r"\s*(?:&&|\|\||;)\s*", line):
+                m = _PIP_INSTALL.match(command.strip())
+                # conda packages from a named channel are mostly native libraries
+                # (openjpeg, gdcm), not the index's namesakes
+                if m and not (re.search(r"\b(?:conda|mamba)\s+install", command)
+                              and re.search(r"\s(?:-c|--channel)[\s=]", command)):
+                    _pip_args(m.group("args"), own, pkgs, extras, notes,
+                              f.relative_to(repo).as_posix())
     return pkgs, extras
 
 
@@ -277,9 +291,11 @@ def _pip_args(args: str, own: str, pkgs: list[str], extras: list[str], notes: li
                          "fetched here")
             continue
         name = _norm(tok)
+        # the CI's pins are for the CI's interpreters: the environment's day picks versions
+        bare = re.split(r"\s*[<>=!~]", tok, maxsplit=1)[0]
         if _PKG.match(tok) and name not in _CI_TOOLS and name != own \
-                and not name.startswith(("types-", "sphinx")) and tok not in pkgs:
-            pkgs.append(tok)
+                and not name.startswith(("types-", "sphinx")) and bare not in pkgs:
+            pkgs.append(bare)
 
 
 def _dedupe(lines: list[str]) -> tuple[str, ...]:
