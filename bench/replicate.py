@@ -13,7 +13,8 @@ causes counted by their typed reason (`repolaunch.importer.CAUSES`).
 
 Resumable: each finished instance is appended to a state file per system under
 ``$ENVFACTORY_HOME/bench/replicate/``; a rerun with the same arguments skips it. The table is
-printed and written to ``docs/replication.md`` (``--out``). An instance whose repository is
+printed and written to ``docs/replication.md`` (``--out``); a hand-written section of that file
+headed "Reading the figures" is kept. An instance whose repository is
 not under ``--repos`` is left out of the sample and named in the table's notes.
 
 The naive baseline (``--baseline naive``): Python 3.11 (the default image), ``uv pip install
@@ -296,6 +297,19 @@ def markdown(groups: dict[str, dict[str, Any]], naive: dict[str, dict[str, Any]]
     return "\n".join(lines) + "\n"
 
 
+NOTES_HEADING = "## Reading the figures"
+
+
+def kept_notes(path: Path) -> str:
+    """The hand-written section of an earlier table (from NOTES_HEADING on), kept."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    i = text.find("\n" + NOTES_HEADING)
+    return "" if i < 0 else text[i:]
+
+
 def by_repo(rows: list[InstanceReport], gold: dict[str, bool] | None
             ) -> dict[str, dict[str, Any]]:
     groups: dict[str, list[InstanceReport]] = defaultdict(list)
@@ -358,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(text)
     if not args.no_write:
-        args.out.write_text(text)
+        args.out.write_text(text + kept_notes(args.out))
         log(f"wrote {args.out}")
     return 0
 

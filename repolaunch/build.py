@@ -275,7 +275,7 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
         spec_path.parent.mkdir(parents=True, exist_ok=True)
         spec_path.write_text(env.model_dump_json(indent=2))
     result.env = env
-    result.plan = b.plan
+    result.plan = _as_resolved(b.plan, env)
     if not run_tests:
         result.ok = True
         return result
@@ -290,6 +290,17 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
     result.failure = failure
     result.ok = failure is None and any(r.status is TestStatus.PASSED for r in results)
     return result
+
+
+def _as_resolved(plan: Plan, env: EnvSpec) -> Plan:
+    """The plan's notes with what the environment really resolved (the time machine may
+    have been dropped on the way, or the image built for another commit's day)."""
+    got = {k: v for k, v in env.resolved.items() if k.startswith("#")}
+    if not got:
+        return plan
+    notes = [n for n in plan.notes if not n.startswith("time machine: ")]
+    notes.append("resolved: " + ", ".join(f"{k.lstrip('#')} {v}" for k, v in sorted(got.items())))
+    return plan.model_copy(update={"notes": tuple(notes)})
 
 
 def _cached_spec(tag: str, spec_path: Path) -> EnvSpec | None:

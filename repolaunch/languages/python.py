@@ -31,6 +31,7 @@ every plan that was not given an explicit date.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -116,6 +117,39 @@ def _pyproject(repo: Path) -> dict[str, Any]:
         return tomllib.loads(_read(path))
     except (tomllib.TOMLDecodeError, ValueError):
         return {}
+
+
+_VCS_VERSIONED = re.compile(r"setuptools[_-]scm|use_scm_version|versioneer|hatch-vcs|"
+                            r"hatch_vcs|pbr\b|dunamai|poetry-dynamic-versioning")
+
+
+def vcs_version_env(repo: Path, notes: list[str]) -> dict[str, str]:
+    """A pretend version for a project that takes its version from git tags when no tag is
+    reachable from the commit (a mirror without tags, a fork): its build would otherwise
+    fail or call itself 0.0; the nearest earlier tag by date, else 0.0.0."""
+    text = "".join(_read(repo / f) for f in ("pyproject.toml", "setup.cfg", "setup.py"))
+    if not _VCS_VERSIONED.search(text) or not (repo / ".git").exists():
+        return {}
+
+    def git(*args: str) -> str:
+        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
+                              text=True, timeout=60)
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+
+    if git("describe", "--tags", "--abbrev=0"):
+        return {}
+    head = git("log", "-1", "--format=%ct") or "0"
+    version = "0.0.0"
+    for line in git("for-each-ref", "--sort=-creatordate",
+                    "--format=%(creatordate:unix) %(refname:short)", "refs/tags").splitlines():
+        when, _, tag = line.partition(" ")
+        m = re.search(r"(\d+(?:\.\d+)+)", tag)
+        if m and when.isdigit() and int(when) <= int(head):
+            version = m.group(1)
+            break
+    notes.append(f"no git tag reaches the commit: the version is pretended to be {version}")
+    return {"SETUPTOOLS_SCM_PRETEND_VERSION": version, "PBR_VERSION": version,
+            "POETRY_DYNAMIC_VERSIONING_BYPASS": version}
 
 
 def build_system(repo: Path) -> str:
@@ -285,6 +319,7 @@ class PythonPlugin:
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "PIP_DISABLE_PIP_VERSION_CHECK": "1",
                 "UV_LINK_MODE": "copy",
+                **vcs_version_env(repo, notes),
             },
             dependency_files=tuple(deps),
             notes=tuple(notes),

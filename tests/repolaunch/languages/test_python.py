@@ -5,7 +5,9 @@ FAIL_TO_PASS failing before its fix and passing after, and the time machine."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import subprocess
 
 import pytest
 
@@ -224,3 +226,24 @@ def test_sample_history(name):
         assert refs == (set(planted[0].issues) if planted else set()), commit.message
     statuses_at_head = set(sample.expected.values())
     assert {TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED} <= statuses_at_head
+
+
+def test_a_tagless_checkout_of_a_vcs_versioned_project_gets_a_pretend_version(tmp_path):
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                       env={**os.environ, "GIT_COMMITTER_DATE": "2022-01-01T00:00:00Z"})
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools", "setuptools_scm"]\n'
+        '[project]\nname = "p"\ndynamic = ["version"]\n[tool.setuptools_scm]\n')
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    notes: list[str] = []
+    assert py.vcs_version_env(tmp_path, notes) == {
+        "SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", "PBR_VERSION": "0.0.0",
+        "POETRY_DYNAMIC_VERSIONING_BYPASS": "0.0.0"}
+    git("tag", "v1.4.2")
+    assert py.vcs_version_env(tmp_path, []) == {}  # a reachable tag: git knows the version
+    plan = py.PythonPlugin().plan(tmp_path, Detection(primary=Language.PYTHON))
+    assert "SETUPTOOLS_SCM_PRETEND_VERSION" not in plan.env
