@@ -216,8 +216,17 @@ def _uv_install_script(plan: InstallPlan, *, installable: bool, date: str | None
             # an add-on is optional: one that would compile for long is not worth waiting for
             cmd = (install(add, "") if add.extras
                    else f"timeout {ADDON_TIMEOUT} {uv} $TM -r {reqfile(add)}")
+            if len(add.requirements) > 1:
+                # a file that does not install as a whole goes in line by line: one package
+                # that cannot build (a native library missing) does not cost the rest
+                each = " ".join(shlex.quote(r) for r in add.requirements)
+                fallback = (f'n=0; for r in {each}; do timeout {ADDON_TIMEOUT} {uv} $TM "$r" '
+                            f'&& n=$((n+1)); done; kept="$kept, "{label}" ($n of '
+                            f'{len(add.requirements)})"')
+            else:
+                fallback = f'dropped="$dropped, "{label}'
             lines.append(f'  echo "envfactory: adding "{label}; if {cmd}; then '
-                         f'kept="$kept, "{label}; else dropped="$dropped, "{label}; fi')
+                         f'kept="$kept, "{label}; else {fallback}; fi')
         lines.append("fi")
     for cand in plan.minimal:
         attempt(cand, install(cand))
