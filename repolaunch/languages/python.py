@@ -48,6 +48,7 @@ from repolaunch.languages.python_deps import (
     InstallPlan,
     InstallSet,
     install_plan,
+    project_name,
     requirement_files,
 )
 from repolaunch.languages.python_runners import detect_runner
@@ -173,8 +174,18 @@ def src_roots(repo: Path) -> list[str]:
     return roots
 
 
+# prints the requirements an installed distribution declares for the given extras
+_EXTRA_REQS = (
+    "import sys, re, importlib.metadata as m\n"
+    "want = set(sys.argv[2:])\n"
+    "for r in m.requires(sys.argv[1]) or []:\n"
+    "    req, _, marker = r.partition(';')\n"
+    "    extras = set(re.findall(r'extra\\s*==\\s*[\"\\'](.+?)[\"\\']', marker))\n"
+    "    if extras & want: print(req.strip())\n")
+
+
 def _uv_install_script(plan: InstallPlan, *, installable: bool, date: str | None,
-                       pyver: str) -> str:
+                       pyver: str, own: str = "") -> str:
     """The setup step that installs the dependencies (`python_deps.InstallPlan`): everything
     at once; else the first core set that installs (editable where the build backend can,
     else a normal install) and each add-on on top of it that installs; else the minimum
@@ -216,7 +227,15 @@ def _uv_install_script(plan: InstallPlan, *, installable: bool, date: str | None
             # an add-on is optional: one that would compile for long is not worth waiting for
             cmd = (install(add, "") if add.extras
                    else f"timeout {ADDON_TIMEOUT} {uv} $TM -r {reqfile(add)}")
-            if len(add.requirements) > 1:
+            if add.extras and own:
+                # an extra that does not install whole goes in requirement by requirement,
+                # read from the installed project's own metadata
+                fallback = (f'n=0; {VENV}/bin/python -c {shlex.quote(_EXTRA_REQS)} {own} '
+                            f'{" ".join(add.extras)} > /tmp/envfactory-extra.txt; '
+                            f'while read -r r; do timeout {ADDON_TIMEOUT} {uv} $TM "$r" '
+                            f'</dev/null && n=$((n+1)); done < /tmp/envfactory-extra.txt; '
+                            f'kept="$kept, "{label}" ($n of $(wc -l < /tmp/envfactory-extra.txt))"')
+            elif len(add.requirements) > 1:
                 # a file that does not install as a whole goes in line by line: one package
                 # that cannot build (a native library missing) does not cost the rest
                 each = " ".join(shlex.quote(r) for r in add.requirements)
@@ -295,7 +314,7 @@ class PythonPlugin:
             f" && {TOOLS}/bin/uv --version",
             f"uv venv -q --python /usr/bin/python3 {VENV}",
             _uv_install_script(deps_plan, installable=installable, date=uv_date,
-                               pyver=pyver),
+                               pyver=pyver, own=project_name(repo) or ""),
             f"{{ cat {RESOLVED}.head; uv pip freeze --python {VENV}/bin/python; }}"
             f" > {RESOLVED} && cat {RESOLVED} && uv cache clean -q",
         ]

@@ -58,6 +58,11 @@ def _read(path: Path) -> str:
         return ""
 
 
+# keys of other setup() dicts (entry points, package data) that a loose match may catch
+_NOT_EXTRAS = frozenset({"console_scripts", "gui_scripts", "name", "version", "packages",
+                         "package_data", "entry_points", "python_requires", "install_requires"})
+
+
 def project_extras(repo: Path, pyproject: dict[str, Any]) -> set[str]:
     """The extras a project declares (pyproject, setup.cfg, setup.py)."""
     extras = set(pyproject.get("project", {}).get("optional-dependencies", {}) or {})
@@ -72,9 +77,10 @@ def project_extras(repo: Path, pyproject: dict[str, Any]) -> set[str]:
         pass
     text = _read(repo / "setup.py")
     if "extras_require" in text.lower():
-        # {'test': [...]} literals, and EXTRAS['dev'] = ... assignments
+        # {'test': [...]} / {'test': TESTS_REQUIRE} literals, EXTRAS['dev'] = ... assignments
         extras |= {m.group(2) for m in
-                   re.finditer(r"""(["'])([A-Za-z0-9_.-]+)\1\s*:\s*[\[({]""", text)}
+                   re.finditer(r"""(["'])([A-Za-z0-9_.-]+)\1\s*:\s*[\[({A-Za-z_]""", text)
+                   if m.group(2) not in _NOT_EXTRAS}
         extras |= {m.group(2) for m in
                    re.finditer(r"""\[(["'])([A-Za-z0-9_.-]+)\1\]\s*=[^=]""", text)}
     return extras
@@ -226,9 +232,14 @@ def distribution_name(pyproject: str, setup_cfg: str, setup_py: str) -> str | No
     return None
 
 
-def _own_name(repo: Path) -> str:
-    name = distribution_name(_read(repo / "pyproject.toml"), _read(repo / "setup.cfg"),
+def project_name(repo: Path) -> str | None:
+    """The distribution name of the checkout (`distribution_name` of its files)."""
+    return distribution_name(_read(repo / "pyproject.toml"), _read(repo / "setup.cfg"),
                              _read(repo / "setup.py"))
+
+
+def _own_name(repo: Path) -> str:
+    name = project_name(repo)
     return _norm(name) if name else ""
 
 

@@ -98,6 +98,10 @@ def test_install_narrows_instead_of_giving_up(tmp_path):
     assert "# resolved as of ${TM##* }" in install and "# set: $ok$kept" in install
     # python 3.9 for a 2022 project that declares nothing: setuptools comes with the venv
     assert "pytest setuptools wheel" in install
+    # an add-on that does not install whole goes in piece by piece: a requirement file line
+    # by line, an extra by the requirements the installed project declares for it
+    assert "importlib.metadata" in install and "/opt/envfactory/venv/bin/python -c" in install
+    assert " x all > /tmp/envfactory-extra.txt" in install
 
 
 def test_time_machine_switch(tmp_path, monkeypatch):
