@@ -326,6 +326,18 @@ def _spec_path(tag: str) -> Path:
     return get_settings().home / "envs" / f"{safe}.json"
 
 
+def _narrow(b: _Builder, sb: Sandbox, check: Callable[[], bool]) -> bool:
+    """Rebuild with the plan's narrower setup; whether the check then passes."""
+    if not b.plan.fallback_steps:
+        return False
+    b.log("  the runner does not start with everything installed: narrowing the setup")
+    for step in b.plan.fallback_steps:
+        if b.run(sb, "setup", step, "narrowed: the runner did not start").exit_code != 0:
+            return False
+    b.extra_setup.extend(b.plan.fallback_steps)  # the record: what built the image
+    return check()
+
+
 # The check gets minutes, not the tests' half hour.
 CHECK_TIMEOUT = 300.0
 
@@ -369,11 +381,11 @@ def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
                 if why is not None:
                     return None, why if why.startswith("suite:") else \
                         f"setup failed: {step[:80]}: {why}"
-        resolved = _resolved_versions(sb)
         # Fresh stat data in the index, so an instance's checkout rewrites no file.
         sb.exec("git update-index -q --refresh >/dev/null 2>&1; true", timeout=300)
 
         def commit() -> EnvSpec:
+            resolved = _resolved_versions(sb)
             env = EnvSpec(
                 name=f"{b.name}@{fp[:12]}", language=b.plan.language, base_image=base,
                 setup_steps=tuple(b.replaced.get(st, st) for st in b.plan.setup_steps)
@@ -394,6 +406,11 @@ def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
                 why = b.fix(sb, res.output, "setup",
                             lambda: _run_check(b, commit(), check, "retry").exit_code
                             in _CHECK_OK, step=check)
+                if why is not None and not why.startswith("suite:") \
+                        and _narrow(b, sb, lambda: _run_check(b, commit(), check,
+                                                              "narrowed").exit_code
+                                    in _CHECK_OK):
+                    why = None
                 if why is not None:
                     images.remove(tag)  # never a cache hit for an environment that failed
                     return None, why if why.startswith("suite:") else \

@@ -177,11 +177,21 @@ def _python_version(m, plan, phase, step):
       r"module 'asyncio' has no attribute 'coroutine'|"
       r"'HTMLParser' object has no attribute 'unescape'|"
       r"required field \"lineno\" missing|AttributeError: __spec__|"
-      r"module 'configparser' has no attribute 'SafeConfigParser'|"
-      r"cannot import name '\w+' from 'typing'", "setup,test")
+      r"module 'configparser' has no attribute 'SafeConfigParser'", "setup,test")
 def _python_too_new(m, plan, phase, step):
     if plan.language.value == "python":
         yield from _python_suites(plan, "older")
+
+
+# Code (or a dependency) newer than the interpreter: standard-library names it does not
+# have yet, syntax it cannot parse.
+@rule(r"cannot import name '\w+' from '(?:typing|collections\.abc|functools|itertools|"
+      r"contextlib|dataclasses|enum|zoneinfo|importlib\.metadata)'|"
+      r"No module named '(?:tomllib|zoneinfo|graphlib)'|"
+      r"SyntaxError: (?:invalid syntax|expected ':')\s*$", "setup,test")
+def _python_too_old(m, plan, phase, step):
+    if plan.language.value == "python":
+        yield from _python_suites(plan, "newer")
 
 
 # An option the project's pytest configuration passes, and the plug-in that defines it.

@@ -36,6 +36,9 @@ class Plan(BaseModel):
     # Run at build time after setup, "{tests}" replaced by test files that exist: a runner
     # that cannot start (or collect them) is diagnosed while the environment is built.
     check_command: str = ""
+    # A narrower setup to rebuild with when the check fails and no diagnosis cures it (an
+    # optional dependency that breaks the import of the project itself).
+    fallback_steps: tuple[str, ...] = ()
     env: dict[str, str] = Field(default_factory=dict)
     # Globs (relative to the repo root) of the files that decide the dependencies; their
     # contents hash into the env image's fingerprint.

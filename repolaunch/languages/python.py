@@ -30,6 +30,7 @@ every plan that was not given an explicit date.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -185,7 +186,7 @@ _EXTRA_REQS = (
 
 
 def _uv_install_script(plan: InstallPlan, *, installable: bool, date: str | None,
-                       pyver: str, own: str = "") -> str:
+                       pyver: str, own: str = "", narrow: bool = False) -> str:
     """The setup step that installs the dependencies (`python_deps.InstallPlan`): everything
     at once; else the first core set that installs (editable where the build backend can,
     else a normal install) and each add-on on top of it that installs; else the minimum
@@ -217,10 +218,11 @@ def _uv_install_script(plan: InstallPlan, *, installable: bool, date: str | None
         lines.append(f'[ -z "$ok" ] && {{ echo "envfactory: installing "{label};'
                      f" {cmd} && ok={label}; }}")
 
-    attempt(plan.widest, install(plan.widest))
+    if not narrow:  # the narrow script: the core sets only, no optional sources
+        attempt(plan.widest, install(plan.widest))
     for core in plan.cores:
         attempt(core, install(core))
-    if plan.addons:
+    if plan.addons and not narrow:
         lines.append(f'if [ -n "$ok" ] && [ "$ok" != {shlex.quote(plan.widest.label)} ]; then')
         for add in plan.addons:
             label = shlex.quote(add.label)
@@ -309,15 +311,20 @@ class PythonPlugin:
         installable = system in ("pyproject", "setuptools")
         deps_plan = install_plan(repo, data, installable=installable, notes=notes)
         notes.append("dependencies: " + deps_plan.describe())
+        script = functools.partial(_uv_install_script, deps_plan, installable=installable,
+                                   date=uv_date, pyver=pyver, own=project_name(repo) or "")
+        freeze = (f"{{ cat {RESOLVED}.head; uv pip freeze --python {VENV}/bin/python; }}"
+                  f" > {RESOLVED} && cat {RESOLVED} && uv cache clean -q")
         setup = [
             f"python3 -m venv {TOOLS} && {TOOLS}/bin/pip install -q --disable-pip-version-check uv"
             f" && {TOOLS}/bin/uv --version",
             f"uv venv -q --python /usr/bin/python3 {VENV}",
-            _uv_install_script(deps_plan, installable=installable, date=uv_date,
-                               pyver=pyver, own=project_name(repo) or ""),
-            f"{{ cat {RESOLVED}.head; uv pip freeze --python {VENV}/bin/python; }}"
-            f" > {RESOLVED} && cat {RESOLVED} && uv cache clean -q",
+            script(),
+            freeze,
         ]
+        # the project with its test extras only, in a fresh venv
+        fallback = [f"rm -rf {VENV} && uv venv -q --python /usr/bin/python3 {VENV}",
+                    script(narrow=True), freeze]
         notes.append(f"resolved versions: {RESOLVED}")
         if detection.test_framework == "unittest":
             notes.append("unittest suites run under pytest (one report format)")
@@ -340,6 +347,7 @@ class PythonPlugin:
             report_path=runner.report_path,
             per_test_command=runner.per_test_command,
             check_command=runner.check_command,
+            fallback_steps=tuple(fallback),
             env={
                 "PATH": PATH,
                 "VIRTUAL_ENV": VENV,

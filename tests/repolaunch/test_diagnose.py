@@ -52,6 +52,9 @@ def test_python_rules_follow_the_interpreter_era():
     assert [(a.kind, a.value) for a in actions] == [("suite", "bullseye")]
     on_bullseye = on_bookworm.model_copy(update={"suite": "bullseye"})
     assert diagnose(old_code, plan=on_bullseye, phase="setup") == []
+    new_code = "ImportError: cannot import name 'ParamSpec' from 'typing'\n"
+    actions = diagnose(new_code, plan=on_bullseye, phase="setup")
+    assert [(a.kind, a.value) for a in actions] == [("suite", "bookworm"), ("suite", "trixie")]
     opts = "pytest: error: unrecognized arguments: --cov=pkg --timeout=30\n"
     values = [a.value for a in diagnose(opts, plan=on_bookworm, phase="setup")]
     assert values == [pip_install("pytest-cov"), pip_install("pytest-timeout")]

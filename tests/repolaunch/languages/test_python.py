@@ -102,6 +102,12 @@ def test_install_narrows_instead_of_giving_up(tmp_path):
     # by line, an extra by the requirements the installed project declares for it
     assert "importlib.metadata" in install and "/opt/envfactory/venv/bin/python -c" in install
     assert " x all > /tmp/envfactory-extra.txt" in install
+    # when the runner cannot start with all that (an optional package that breaks the
+    # project's own import), the build falls back on a fresh venv with the core sets only
+    venv, narrow, freeze = plan.fallback_steps
+    assert venv.startswith("rm -rf /opt/envfactory/venv") and "uv venv" in venv
+    assert "'everything for tests'" not in narrow and "adding" not in narrow
+    assert "'the project with its test extras'" in narrow and freeze == plan.setup_steps[-1]
 
 
 def test_time_machine_switch(tmp_path, monkeypatch):
