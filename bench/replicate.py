@@ -18,7 +18,8 @@ headed "Reading the figures" is kept. An instance whose repository is
 not under ``--repos`` is left out of the sample and named in the table's notes.
 
 The naive baseline (``--baseline naive``): Python 3.11 (the default image), ``uv pip install
---exclude-newer <instance date> -e . pytest``, then ``pytest -rA`` on the test patch's files
+--exclude-newer <instance date> -e . pytest`` (a normal install where the build backend of
+that day cannot do editable ones), then ``pytest -rA`` on the test patch's files
 with the network off, once before and once after the fix, ids as SWE-bench's parser writes
 them. No diagnosis, no retries.
 """
@@ -104,11 +105,11 @@ def naive_one(task: SWETask, repo: Path, *, state_dir: Path) -> InstanceReport:
                                cap_add=("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID",
                                         "SETGID")) as sb:
                 sb.put_dir(src, "/testbed")
+                uv = f"/opt/tools/bin/uv pip install --python /opt/venv/bin/python {tm}"
                 setup = sb.exec(
                     "python3 -m venv /opt/tools && /opt/tools/bin/pip install -q uv && "
                     "/opt/tools/bin/uv venv -q --python /usr/bin/python3 /opt/venv && "
-                    f"/opt/tools/bin/uv pip install --python /opt/venv/bin/python {tm} "
-                    "-e . pytest", timeout=1800)
+                    f"{{ {uv} -e . pytest || {uv} . pytest; }}", timeout=1800)
                 (log_dir / "setup.log").write_text(setup.output, errors="replace")
                 if setup.exit_code != 0:
                     row.cause = "env_build_failed"

@@ -36,6 +36,14 @@ absent from a suite run's report) and *skip* (SKIPPED).
   fix) of Multi-SWE-bench. ``new_tests`` is then empty, since absence says nothing there.
 - gold breaks: pass in every before run, fail in every after run.
 
+SWE-bench's reading (``reading="swebench"``, what `repolaunch.importer` uses to replicate a
+dataset): two states only (no base run), ids in the form SWE-bench's log parser writes them
+(`reports.swebench_id`: pytest ids cut at the first whitespace; tests that share a cut id
+take the worst of their statuses), a test absent before the fix failed then, and a test the
+fix breaks is recorded but does not reject the task. ``scope`` (the test patch's files)
+narrows every run through the per-test command; the confirm runs then take the full ids
+behind the FAIL_TO_PASS candidates. ``log_dir`` keeps every run's output.
+
 Reason codes (the first that applies): ``env_build_failed`` (no image, the checkout or the
 sandbox failed, or no run on either side produced a result), ``test_patch_failed``,
 ``patch_failed``, ``timeout``, ``gold_breaks_tests`` (a passing test fails with the fix,

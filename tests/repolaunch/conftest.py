@@ -94,3 +94,11 @@ def before_and_after(sample: samples.SampleRepo, index: int
 
 def statuses(report: reports.ParsedReport) -> dict[str, str]:
     return {r.test_id: r.status.value for r in report.results}
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Files (repo-relative path -> text) written under root; returns root."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root

@@ -4,20 +4,12 @@ tox's own test environment, a minimum-pins file only on its own."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from repolaunch.languages import python_deps as deps
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+from tests.repolaunch.conftest import write_files
 
 
 def test_requirement_files_for_tests_only(tmp_path):
-    write(tmp_path, {"requirements.txt": "a\n", "requirements_dev.txt": "b\n",
+    write_files(tmp_path, {"requirements.txt": "a\n", "requirements_dev.txt": "b\n",
                      "requirements/tests.txt": "c\n", "requirements/docs.txt": "d\n",
                      "requirements_test_pre_commit.txt": "e\n", "requirements-lint.txt": "f\n",
                      "requirements/typing.txt": "g\n", "requirements/build.txt": "h\n",
@@ -30,7 +22,7 @@ def test_requirement_files_for_tests_only(tmp_path):
 
 
 def test_includes_followed_and_urls_dropped_with_a_note(tmp_path):
-    write(tmp_path, {"requirements_test.txt":
+    write_files(tmp_path, {"requirements_test.txt":
                      "-r requirements_test_pre_commit.txt\n-r requirements_base.txt\n"
                      "-e .\npytest~=6.2  # pinned\nfoo==1.0 --hash=sha256:abc\n"
                      "git+https://github.com/x/y@main#egg=y\n"
@@ -44,7 +36,7 @@ def test_includes_followed_and_urls_dropped_with_a_note(tmp_path):
 
 
 def test_everything_first_then_a_core_and_each_source_on_top(tmp_path):
-    write(tmp_path, {
+    write_files(tmp_path, {
         "setup.py": "EXTRAS = {'reco': ['simplejson'], 'tests': ['pytest'], 'all': ['x']}\n"
                     "EXTRAS['dev'] = EXTRAS['tests'] + ['tox']\n"
                     "setup(name='p', extras_require=EXTRAS)\n",
@@ -67,14 +59,14 @@ def test_everything_first_then_a_core_and_each_source_on_top(tmp_path):
 
 
 def test_a_plain_requirements_project(tmp_path):
-    write(tmp_path, {"requirements.txt": "attrs\n"})
+    write_files(tmp_path, {"requirements.txt": "attrs\n"})
     plan = deps.install_plan(tmp_path, {}, installable=False, notes=[])
     assert plan.widest.requirements == ("attrs",)
     assert [c.label for c in plan.cores] == ["pytest alone"]
 
 
 def test_what_ci_installs_tools_and_the_project_left_out(tmp_path):
-    write(tmp_path, {
+    write_files(tmp_path, {
         "setup.py": "NAME = 'pkg'\nsetup(name=NAME, extras_require={'plot': ['mpl']})\n",
         ".github/workflows/ci.yml":
             "jobs:\n  test:\n    steps:\n"

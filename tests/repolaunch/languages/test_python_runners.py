@@ -4,29 +4,22 @@ bin/test; pytest for everything else. Each with its report format and a per-test
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 from envs.models import Language
 from repolaunch.detect import Detection
 from repolaunch.languages import python as py
 from repolaunch.languages.python_runners import detect_runner
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+from tests.repolaunch.conftest import write_files
 
 
 def test_pytest_by_default(tmp_path):
-    r = detect_runner(write(tmp_path, {"tests/test_a.py": "def test_a(): pass\n"}), py.REPORT)
+    r = detect_runner(write_files(tmp_path, {"tests/test_a.py": "def test_a(): pass\n"}), py.REPORT)
     assert r.name == "pytest" and r.report_format == "junit:pytest"
     assert r.per_test_command.endswith(" {tests}") and "--collect-only" in r.check_command
 
 
 def test_a_django_style_runner_takes_dotted_labels(tmp_path):
-    repo = write(tmp_path, {
+    repo = write_files(tmp_path, {
         "tests/runtests.py": "#!/usr/bin/env python\nimport django\nfrom django.test.utils "
                              "import get_runner\n",
         "setup.py": "from setuptools import setup\nsetup(name='web')\n"})
@@ -44,16 +37,16 @@ def test_a_django_style_runner_takes_dotted_labels(tmp_path):
 
 
 def test_a_runtests_that_is_not_django_is_pytest(tmp_path):
-    repo = write(tmp_path, {"tests/runtests.py": "import unittest\nunittest.main()\n"})
+    repo = write_files(tmp_path, {"tests/runtests.py": "import unittest\nunittest.main()\n"})
     assert detect_runner(repo, py.REPORT).name == "pytest"
 
 
 def test_sympys_own_runner_before_it_handed_over_to_pytest(tmp_path):
-    repo = write(tmp_path, {"bin/test": "#!/usr/bin/env python\nimport sympy\n"
+    repo = write_files(tmp_path, {"bin/test": "#!/usr/bin/env python\nimport sympy\n"
                                         "ok = sympy.test(*args, verbose=True)\n",
                             "sympy/__init__.py": ""})
     r = detect_runner(repo, py.REPORT)
     assert (r.name, r.report_format) == ("sympy", "sympy")
     assert r.per_test_command == "python bin/test -C --verbose {tests}"
-    write(repo, {"sympy/testing/runtests_pytest.py": "import pytest\n"})
+    write_files(repo, {"sympy/testing/runtests_pytest.py": "import pytest\n"})
     assert detect_runner(repo, py.REPORT).name == "pytest"
