@@ -7,6 +7,7 @@ with a one-line reason.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
@@ -92,6 +93,18 @@ def _terminate_as_interrupt() -> None:
         signal.signal(signal.SIGTERM, _interrupt)
 
 
+def _reap_own_sandboxes() -> None:
+    """A signal can land between the engine creating a container and a sandbox holding it,
+    where no context manager can see it: on the way out, remove whatever this process owns."""
+    sandbox = sys.modules.get("envs.sandbox")
+    if sandbox is None:
+        return  # this command never touched the engine
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second TERM must not cut the cleanup
+    with contextlib.suppress(Exception):
+        sandbox.gc(mine=True)
+
+
 def command(fn: F) -> F:
     """Turn the expected failures of a command into one line on stderr and exit code 1."""
 
@@ -107,6 +120,7 @@ def command(fn: F) -> F:
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             err.print("interrupted")
+            _reap_own_sandboxes()
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]

@@ -1180,9 +1180,11 @@ def _owner_dead(owner: str, created: float) -> bool:
         return False
 
 
-def gc(*, all: bool = False, older_than_s: float | None = None) -> list[str]:
+def gc(*, all: bool = False, older_than_s: float | None = None, mine: bool = False) -> list[str]:
     """Remove labelled leftovers: sandbox containers and snapshot images whose owner
-    process (on this host) is dead, or older than `older_than_s`, or every one (`all`).
+    process (on this host) is dead, or older than `older_than_s`, or every one (`all`),
+    or this process's own (`mine`: an interrupted command on its way out, which may have
+    been stopped between the engine creating a container and the sandbox holding it).
     Returns the ids removed."""
     api = engine.client().api
     now = time.time()
@@ -1193,8 +1195,10 @@ def gc(*, all: bool = False, older_than_s: float | None = None) -> list[str]:
             created = float(labels.get(CREATED_LABEL) or created_fallback)
         except ValueError:
             created = created_fallback
-        if all:
+        if all or (mine and labels.get(OWNER_LABEL) == _owner()):
             return True
+        if mine:
+            return False
         if older_than_s is not None and now - created > older_than_s:
             return True
         return _owner_dead(labels.get(OWNER_LABEL, ""), created)

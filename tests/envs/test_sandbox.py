@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import resource
@@ -324,6 +325,27 @@ def test_exit_without_close_cleans_up(image, docker_engine):
 def test_gc_keeps_live_owners(sb):
     assert sb.id not in gc()
     assert sb.alive()
+
+
+def test_gc_mine_takes_this_process_containers_even_unheld(image, fresh, docker_engine):
+    """An interrupt between the engine creating a container and a Sandbox holding it leaves
+    a container nobody closes; an interrupted command sweeps its own on the way out."""
+    from envs.sandbox import KIND_LABEL, LABEL, OWNER_LABEL, _owner
+    api = docker_engine.api
+    held = fresh()
+    stray = api.create_container(image, command=["sleep", "60"], entrypoint=[""],
+                                 labels={LABEL: "1", OWNER_LABEL: _owner(), KIND_LABEL: "container"})["Id"]
+    other = api.create_container(image, command=["sleep", "60"], entrypoint=[""],
+                                 labels={LABEL: "1", OWNER_LABEL: "elsewhere:1", KIND_LABEL: "container"})["Id"]
+    try:
+        removed = gc(mine=True)
+        assert stray in removed and held.id in removed
+        assert other not in removed
+        api.inspect_container(other)  # another owner's container is still there
+    finally:
+        for cid in (stray, other):
+            with contextlib.suppress(NotFound):
+                api.remove_container(cid, force=True)
 
 
 # ------------------------------------------------------------------ files

@@ -24,7 +24,8 @@ from repolaunch.mine import mine
 
 
 def planted_rows(sample: samples.SampleRepo, repo: Path, full_name: str) -> list[dict]:
-    """SWE-bench rows for the sample's planted real tasks, from the local miner's candidates."""
+    """SWE-bench rows for the sample's planted real tasks, from the local miner's candidates.
+    PASS_TO_PASS holds, as SWE-bench's does, only tests of the files the test patch touches."""
     shas = samples.commit_shas(repo)
     cands = {c.base_commit: c for c in mine(repo).candidates}
     rows = []
@@ -35,7 +36,9 @@ def planted_rows(sample: samples.SampleRepo, repo: Path, full_name: str) -> list
         row = c.to_swebench() | {"repo": full_name,
                                  "instance_id": f"{full_name.replace('/', '__')}-{c.pr_number}"}
         row["FAIL_TO_PASS"] = json.dumps(list(p.fail_to_pass))
-        row["PASS_TO_PASS"] = json.dumps(list(p.pass_to_pass))
+        scoped = files_under_test(row["test_patch"])
+        row["PASS_TO_PASS"] = json.dumps([t for t in p.pass_to_pass
+                                          if t.split("::")[0] in scoped])
         rows.append(row)
     return rows
 
@@ -209,7 +212,7 @@ def test_planted_task_agrees_with_envfactory(layout, tmp_path: Path, tmp_home, d
     path = write_jsonl(tmp_path / "i.jsonl", [row])
     report = import_instances(path, repos=layout.repos, log=print)
     r = report.instances[0]
-    assert r.status == "agree", r.model_dump()
+    assert r.status == "agree", r.model_dump_json(indent=1)
     assert r.fail_to_pass.relation == "exact" and r.pass_to_pass.relation == "exact"
 
 
