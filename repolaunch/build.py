@@ -55,6 +55,8 @@ BUILD_LIMITS = Limits(memory="6g", pids=4096, cpus=2.0, timeout=1800)
 TEST_LIMITS = Limits(memory="4g", pids=2048, cpus=2.0, timeout=1800)
 # apt and package managers need these inside the build container; the test run gets none.
 BUILD_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL")
+# the failure text of a build that needs a toolchain no suite here has (a typed cause upstream)
+UNAVAILABLE = "toolchain unavailable"
 SPEC_LABEL = "envfactory.env_spec"  # the EnvSpec JSON, carried by the env image itself
 
 
@@ -169,11 +171,15 @@ class _Builder:
         """Try actions until `retry` succeeds. Returns None when fixed, else the reason.
         A suite change cannot happen in place; it is returned as 'suite:<name>'. A
         'replace' action stands in for the failed step itself."""
+        unavailable = ""
         for action in dx.diagnose(output, plan=self.plan, phase=phase, tried=self.tried,
                                   step=step):
             if self.actions_used >= self.max_steps:
                 return f"gave up after {self.max_steps} diagnose steps"
             self.tried.add(action.key)
+            if action.kind == "unavailable":
+                unavailable = unavailable or action.reason  # said only if nothing else fixes it
+                continue
             self.actions_used += 1
             self.log(f"  diagnose: {action.reason} -> {action.kind} {action.value}")
             if action.kind == "suite":
@@ -195,6 +201,8 @@ class _Builder:
                 return None
             sb.restore(snap)  # the action did not help: undo it
             self.record("rollback", f"restore before: {action.value}", 0, "", 0.0)
+        if unavailable:
+            return f"{UNAVAILABLE}: {unavailable}"
         return dx.signature(output)
 
 
@@ -233,7 +241,8 @@ def launch(source: str | Path, *, commit: str | None = None, suite: str | None =
                 first_cause = first_cause or (dx.signature(fails[-1].output_tail) if fails
                                               else "")
                 if new_suite in tried_suites:
-                    result.failure = (f"no Debian suite fits (tried {', '.join(tried_suites)})"
+                    result.failure = (f"{UNAVAILABLE}: no Debian suite fits "
+                                      f"(tried {', '.join(tried_suites)})"
                                       + (f": {first_cause}" if first_cause else ""))
                     break
                 log(f"switching to Debian {new_suite} (toolchain of another era)")
@@ -406,7 +415,7 @@ def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
                 why = b.fix(sb, res.output, "setup",
                             lambda: _run_check(b, commit(), check, "retry").exit_code
                             in _CHECK_OK, step=check)
-                if why is not None and not why.startswith("suite:") \
+                if why is not None and not why.startswith(("suite:", UNAVAILABLE)) \
                         and _narrow(b, sb, lambda: _run_check(b, commit(), check,
                                                               "narrowed").exit_code
                                     in _CHECK_OK):

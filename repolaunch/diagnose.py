@@ -19,7 +19,9 @@ from repolaunch.languages import Plan
 
 @dataclass(frozen=True)
 class Action:
-    kind: str  # "shell" (run in the build container), "suite", "network_at_test", "setup"
+    # "shell" (run in the build container), "suite", "network_at_test", "setup", or
+    # "unavailable" (a note: what is needed cannot be had here)
+    kind: str
     value: str
     reason: str
 
@@ -145,13 +147,19 @@ def _missing_module(m, plan, phase, step):
     yield Action("shell", pip_install(dist), f"missing Python module {module}")
 
 
-def _python_suites(plan: Plan, direction: str) -> Iterable[Action]:
-    """Suite actions towards an older (or newer) interpreter than the plan's."""
+def _python_suites(plan: Plan, direction: str, *, sure: bool = True) -> Iterable[Action]:
+    """Suite actions towards an older (or newer) interpreter than the plan's. When the
+    direction is `sure` and no suite here goes that way, an 'unavailable' note says so (the
+    build then fails as toolchain_unavailable unless another action fixes it)."""
     from repolaunch import timemachine as tm
 
     here = plan.suite or "bookworm"
     step = tm.older_suite if direction == "older" else tm.newer_suite
     nxt = step(here)
+    if nxt is None and sure:
+        yield Action("unavailable", f"python-{direction}",
+                     f"the code wants a Python {direction} than {tm.SUITE_PYTHON[here]}, "
+                     f"and no Debian suite that can be had here has one")
     while nxt is not None:
         yield Action("suite", nxt, f"the code wants a {direction} Python "
                      f"({tm.SUITE_PYTHON[nxt]}, Debian {nxt})")
@@ -162,8 +170,8 @@ def _python_suites(plan: Plan, direction: str) -> Iterable[Action]:
       r"Python (?:3\.\d+|version) (?:is )?(?:required|not supported)", "setup,test")
 def _python_version(m, plan, phase, step):
     if plan.language.value == "python":
-        yield from _python_suites(plan, "older")
-        yield from _python_suites(plan, "newer")
+        yield from _python_suites(plan, "older", sure=False)
+        yield from _python_suites(plan, "newer", sure=False)
 
 
 # Code (or a pinned dependency) older than the interpreter: names the standard library

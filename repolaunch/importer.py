@@ -63,7 +63,8 @@ Log = Callable[[str], None]
 Relation = Literal["exact", "subset", "superset", "overlap", "disjoint"]
 Status = Literal["agree", "disagree", "rejected", "built", "found", "error"]
 Cause = Literal["invalid_instance", "repo_unavailable", "commit_unavailable",
-                "env_build_failed", "runner_failed", "test_patch_failed", "patch_failed",
+                "env_build_failed", "toolchain_unavailable", "runner_failed",
+                "test_patch_failed", "patch_failed",
                 "timeout", "no_fail_to_pass", "gold_breaks_tests", "fail_to_pass_missing",
                 "fail_to_pass_extra", "fail_to_pass_differs", "tests_need_network",
                 "infrastructure"]
@@ -72,6 +73,8 @@ CAUSES: dict[str, str] = {
     "repo_unavailable": "the repository is neither under --repos nor clonable",
     "commit_unavailable": "the base commit is not in the repository",
     "env_build_failed": "the dependencies did not install",
+    "toolchain_unavailable": "the code needs an interpreter or toolchain of an era no "
+                             "Debian suite here has (Python before 3.9, for one)",
     "runner_failed": "the environment built but its tests do not start or report nothing",
     "test_patch_failed": "the test patch does not apply at the base commit",
     "patch_failed": "the gold patch does not apply over the test patch",
@@ -302,7 +305,11 @@ _INFRA_WORDS = ("sandbox", "engine", "docker", "image build", "cannot create", "
 
 
 def _launch_cause(failure: str) -> Cause:
+    from repolaunch.build import UNAVAILABLE
+
     low = failure.lower()
+    if UNAVAILABLE in low:
+        return "toolchain_unavailable"
     if "test runner does not start" in low:
         return "runner_failed"
     if any(w in low for w in _INFRA_WORDS) and "setup failed" not in low:

@@ -193,6 +193,18 @@ def test_a_resumed_run_skips_finished_instances(layout, tmp_path: Path) -> None:
         "infrastructure", "infrastructure"]
 
 
+def test_a_build_that_needs_an_era_not_here_has_its_own_cause() -> None:
+    from repolaunch.importer import _launch_cause
+
+    assert _launch_cause("setup failed: uv pip install: toolchain unavailable: the code "
+                         "wants a Python older than 3.9") == "toolchain_unavailable"
+    assert _launch_cause("toolchain unavailable: no Debian suite fits (tried bookworm, "
+                         "bullseye)") == "toolchain_unavailable"
+    assert _launch_cause("setup failed: uv pip install: No matching distribution") \
+        == "env_build_failed"
+    assert _launch_cause("the test runner does not start: E   ImportError") == "runner_failed"
+
+
 def test_test_files_are_what_swebench_runs() -> None:
     patch = ("diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n"
              "+++ b/tests/test_a.py\n@@ -1 +1 @@\n-x\n+y\n"
