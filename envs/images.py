@@ -163,6 +163,16 @@ recipe(Recipe(
             ("rake", "rake --version | cut -d' ' -f3")),
 ))
 
+recipe(Recipe(
+    name="rust",
+    parent="base",
+    # Debian's toolchain (rustup's downloads cannot be reached): rustc 1.48 / 1.63 / 1.85
+    packages=("rustc", "cargo", "gcc", "libc6-dev", "make", "pkg-config", "libssl-dev"),
+    languages=(Language.RUST,),
+    probes=(("rustc", "rustc --version | cut -d' ' -f2"),
+            ("cargo", "cargo --version | cut -d' ' -f2")),
+))
+
 # Which image a language runs in.
 LANGUAGE_IMAGE: dict[Language, str] = {
     lang: r.name for r in _RECIPES.values() for lang in r.languages

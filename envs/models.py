@@ -109,6 +109,7 @@ class Language(str, Enum):
     TYPESCRIPT = "typescript"
     PHP = "php"
     RUBY = "ruby"
+    RUST = "rust"
 
 
 class EnvSpec(Frozen):

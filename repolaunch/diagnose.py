@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from envs.config import get_settings
 from repolaunch.languages import Plan
 
 
@@ -149,21 +150,11 @@ def _missing_module(m, plan, phase, step):
 
 def _python_suites(plan: Plan, direction: str, *, sure: bool = True) -> Iterable[Action]:
     """Suite actions towards an older (or newer) interpreter than the plan's. When the
-    direction is `sure` and no suite here goes that way, an 'unavailable' note says so (the
-    build then fails as toolchain_unavailable unless another action fixes it)."""
-    from repolaunch import timemachine as tm
-
-    here = plan.suite or "bookworm"
-    step = tm.older_suite if direction == "older" else tm.newer_suite
-    nxt = step(here)
-    if nxt is None and sure:
-        yield Action("unavailable", f"python-{direction}",
-                     f"the code wants a Python {direction} than {tm.SUITE_PYTHON[here]}, "
-                     f"and no Debian suite that can be had here has one")
-    while nxt is not None:
-        yield Action("suite", nxt, f"the code wants a {direction} Python "
-                     f"({tm.SUITE_PYTHON[nxt]}, Debian {nxt})")
-        nxt = step(nxt)
+    direction is `sure`, no suite here going that way is said with an 'unavailable' note
+    (the build then fails as toolchain_unavailable unless another action fixes it)."""
+    for action in suites_towards(plan, direction, f"the code wants a {direction} Python"):
+        if sure or action.kind != "unavailable":
+            yield action
 
 
 @rule(r"requires a different Python|Requires-Python|python_requires|"
@@ -322,9 +313,29 @@ def _ruby_load_error(m, plan, phase, step):
     yield _apt(pkg, f"missing Ruby library {lib}")
 
 
+def suites_towards(plan: Plan, direction: str, why: str) -> Iterable[Action]:
+    """Suite actions towards an older (or newer) toolchain than the plan's suite, nearest
+    first, for any language (the reason names the suite); an 'unavailable' note when no
+    suite here goes that way."""
+    from repolaunch import timemachine as tm
+
+    here = plan.suite or get_settings().debian_suite
+    step = tm.older_suite if direction == "older" else tm.newer_suite
+    nxt = step(here)
+    if nxt is None:
+        yield Action("unavailable", f"{plan.language.value}-{direction}",
+                     f"{why}, and no Debian suite {direction} than {here} can be had here")
+    while nxt is not None:
+        yield Action("suite", nxt, f"{why} (Debian {nxt})")
+        nxt = step(nxt)
+
+
 def diagnose(output: str, *, plan: Plan, phase: str, tried: set[str] = frozenset(),
              step: str = "") -> list[Action]:
     """Candidate actions for a failure of `step`, most specific first, none already tried."""
+    from repolaunch import languages
+
+    languages.names()  # language modules register their own rules when they load
     seen: set[str] = set(tried)
     out: list[Action] = []
     tail = output[-200_000:]  # the cause is near the end; a 1 GB log is not read whole

@@ -322,6 +322,7 @@ class Launched(BaseModel):
 
     env: Any
     per_test_command: str = ""
+    scope_command: str = ""
     image: str = ""
     transcript: str | None = None
 
@@ -349,6 +350,7 @@ def _default_launch(repo: Path, commit: str, log: Log, registry: Any, *,
         err.transcript = res.transcript_path  # type: ignore[attr-defined]
         raise err
     return Launched(env=res.env, per_test_command=res.plan.per_test_command,
+                    scope_command=res.plan.scope_command,
                     image=res.env.image or "", transcript=res.transcript_path)
 
 
@@ -529,7 +531,8 @@ def _one(task: SWETask, *, repos: Path | None, cache: Path, clone_base: str, bui
         scope = None if whole_suite else files
         try:
             v = run_validate(candidate, env, per_test_command=built.per_test_command or None,
-                             scope=scope, reading="swebench", log_dir=logs / "validate",
+                             scope=scope, scope_command=built.scope_command or None,
+                             reading="swebench", log_dir=logs / "validate",
                              log=log, **vkw)
         except Exception as exc:
             raise InstanceError(f"validation failed: {type(exc).__name__}: "

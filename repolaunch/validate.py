@@ -301,22 +301,22 @@ def scoped_command(per_test_command: str, tests: list[str]) -> str:
 
 def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: int = 3,
              confirm_runs: int = 3, per_test_command: str | None = None,
-             scope: list[str] | None = None, reading: Reading = "factory",
+             scope: list[str] | None = None, scope_command: str | None = None,
+             reading: Reading = "factory",
              timeout: float | None = None, log_dir: Path | None = None,
              log: Log = lambda m: None) -> ValidationResult:
     """Run the task's tests before and after its fix; classify; verify or reject it.
 
-    ``scope``: test files (or ids) the runs are limited to, through ``per_test_command``
-    (SWE-bench runs the test patch's files); the verified task's test command is then the
-    scoped one. ``reading``: "factory" (the module doc) or "swebench" (SWE-bench's own:
+    ``scope``: test files the runs are limited to, through ``scope_command`` (SWE-bench
+    runs the test patch's files; without a scope command the whole suite runs); the
+    verified task's test command is then the scoped one. ``reading``: "factory" (the module doc) or "swebench" (SWE-bench's own:
     two states only, a test absent before the fix failed then, and a test the fix breaks
     is recorded but does not reject the task). ``log_dir``: every run's output is kept
     there, ``<side>-<phase>-<n>.log``."""
     t0 = time.monotonic()
     spec = env.model_copy(update={"checkout": task.base_commit})
-    if scope and per_test_command and "{tests}" in per_test_command:
-        spec = spec.model_copy(update={"test_command": scoped_command(per_test_command,
-                                                                      scope)})
+    if scope and scope_command and "{tests}" in scope_command:
+        spec = spec.model_copy(update={"test_command": scoped_command(scope_command, scope)})
     swebench = reading == "swebench"
     observed: list[_Observed] = []
 

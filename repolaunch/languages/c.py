@@ -27,8 +27,8 @@ import re
 from pathlib import Path
 
 from envs.models import Language
-from repolaunch.detect import Detection
-from repolaunch.languages import Plan, register
+from repolaunch.detect import Detection, Facts, Tree, first_match
+from repolaunch.languages import Plan, Traits, register
 
 BUILD_DIR = "/var/tmp/envfactory/build"
 REPORT = "/tmp/envfactory-report.xml"
@@ -267,10 +267,18 @@ def _make(framework: str, targets: set[str], selected: bool) -> tuple[list[str],
     return [f"make -k {target or 'all'}{select}"], "plain"
 
 
+# C and C++ share their build files; which of the two a repository is, the detector decides.
+NATIVE_BUILD_FILES = ("CMakeLists.txt", "meson.build", "configure.ac", "configure.in",
+                      "Makefile.am", "configure", "Makefile", "GNUmakefile", "makefile")
+
+
 class NativePlugin:
     """C and C++ share build systems and test tooling; the subclasses fix the language."""
 
     language: Language = Language.C
+
+    def facts(self, tree: Tree) -> Facts:
+        return read_facts(tree, self.language)
 
     def plan(self, repo: Path, detection: Detection) -> Plan:
         repo = Path(repo)
@@ -344,6 +352,72 @@ class NativePlugin:
         )
 
 
+# --------------------------------------------------------------------------- detection
+
+def read_facts(tree: Tree, language: Language) -> Facts:
+    f = Facts()
+    cmake_files = tree.named("CMakeLists.txt")
+    cmake = "\n".join(tree.read(p) for p in cmake_files if p.count("/") <= 3)
+    makefile = next((n for n in ("GNUmakefile", "makefile", "Makefile") if tree.has(n)), None)
+    make_text = tree.read(makefile) if makefile else ""
+    if tree.has("CMakeLists.txt"):
+        f.build_system = "cmake"
+        f.cite("CMakeLists.txt")
+        v = first_match(r"cmake_minimum_required\s*\(\s*VERSION\s+([\d.]+)", cmake, re.I)
+        if v:
+            f.versions["cmake"] = v
+    elif tree.has("meson.build"):
+        f.build_system = "meson"
+        f.cite("meson.build")
+    elif any(tree.has(n) for n in ("configure.ac", "configure.in", "Makefile.am", "configure")):
+        f.build_system = "autotools"
+        f.cite(*(n for n in ("configure.ac", "configure.in", "Makefile.am", "configure")
+                 if tree.has(n)))
+    elif makefile:
+        f.build_system = "make"
+        f.cite(makefile)
+    std = first_match(r"CMAKE_CXX_STANDARD\s+(\d+)", cmake) or first_match(
+        r"-std=(?:c|gnu)\+\+(\w+)", cmake + make_text)
+    if std:
+        f.versions["cxx_standard"] = std
+    cstd = first_match(r"CMAKE_C_STANDARD\s+(\d+)", cmake) or first_match(
+        r"-std=(?:c|gnu)(\d\w)\b", cmake + make_text)
+    if cstd:
+        f.versions["c_standard"] = cstd
+
+    srcs = tree.with_ext(".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh")
+    test_srcs = [p for p in srcs if re.search(r"test", p, re.I)] or srcs
+    includes = "\n".join(tree.read(p, 20_000) for p in test_srcs[:300])
+    low = cmake.lower()
+    if re.search(r"find_package\s*\(\s*gtest|gtest_discover_tests|gtest::|\bgtest(_main)?\b|"
+                 r"googletest", low) or re.search(r"#\s*include\s*[<\"]gtest/", includes):
+        f.test_framework = "gtest"
+    elif re.search(r"catch2|catch_discover_tests", low) or re.search(
+            r"#\s*include\s*[<\"](catch2/|catch\.hpp)", includes):
+        f.test_framework = "catch2"
+    elif "doctest" in low or re.search(r"#\s*include\s*[<\"](doctest/)?doctest\.h", includes):
+        f.test_framework = "doctest"
+    elif re.search(r"\benable_testing\s*\(|\badd_test\s*\(|include\s*\(\s*ctest", low):
+        f.test_framework = "ctest"
+    elif re.search(r"(?m)^\s*(check_PROGRAMS|TESTS|dist_check_SCRIPTS)\s*[+:]?=", "\n".join(
+            tree.read(p) for p in tree.named("Makefile.am"))):
+        f.test_framework = "automake"  # automake's test harness: PASS:/FAIL: lines, .trs
+    elif re.search(r"(?m)^check\s*:", make_text):
+        f.test_framework = "make-check"
+    elif re.search(r"(?m)^test\s*:", make_text):
+        f.test_framework = "make-test"
+    elif tree.has("meson.build") and "test(" in tree.read("meson.build"):
+        f.test_framework = "meson-test"
+    return f
+
+
 @register("c")
 class CPlugin(NativePlugin):
     language = Language.C
+    traits = Traits(
+        image_family="cpp",
+        extensions=(".c",),
+        build_files=NATIVE_BUILD_FILES,
+        test_files=(r"test_\w+\.[ch]", r"\w+_tests?\.[ch]", r"tests?\.c"),
+        github_names=("C",),
+    )

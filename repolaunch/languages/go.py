@@ -21,8 +21,8 @@ import re
 from pathlib import Path
 
 from envs.models import Language
-from repolaunch.detect import Detection
-from repolaunch.languages import Plan, register
+from repolaunch.detect import Detection, Facts, Tree, first_match
+from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory/gotest.json"
 TOOLCHAIN_DIR = "/opt/envfactory/go"
@@ -67,9 +67,44 @@ def _run_regex(tests_var: str) -> str:
     return f'R=$(for t in {tests_var}; do echo "${{t%%/*}}"; done | sort -u | paste -sd"|" -)'
 
 
+# --------------------------------------------------------------------------- detection
+
+def read_facts(tree: Tree) -> Facts:
+    f = Facts(package_manager="go")
+    if tree.has("go.mod"):
+        f.build_system = "go-modules"
+        f.cite("go.mod")
+        mod = tree.read("go.mod")
+        v = first_match(r"(?m)^go\s+(\d+\.\d+(?:\.\d+)?)", mod)
+        if v:
+            f.versions["go"] = v
+        tc = first_match(r"(?m)^toolchain\s+go(\S+)", mod)
+        if tc:
+            f.versions["go-toolchain"] = tc
+        module = first_match(r"(?m)^module\s+(\S+)", mod)
+        if module:
+            f.extra["module"] = module
+    else:
+        f.build_system = "gopath"
+    if any(p.endswith("_test.go") for p in tree.with_ext(".go")):
+        f.test_framework = "gotest"
+    return f
+
+
 @register("go")
 class GoPlugin:
     language = Language.GO
+    traits = Traits(
+        image_family="go",
+        extensions=(".go",),
+        build_files=("go.mod",),
+        test_files=(r"\w+_test\.go",),
+        version_key="go",
+        github_names=("Go",),
+    )
+
+    def facts(self, tree: Tree) -> Facts:
+        return read_facts(tree)
 
     def plan(self, repo: Path, detection: Detection) -> Plan:
         repo = Path(repo)
@@ -105,6 +140,9 @@ class GoPlugin:
             report_format="gotest-json",
             report_path=REPORT,
             per_test_command=per_test,
+            # the packages that hold the files (a Go test file is its directory's package)
+            scope_command=(f'{base} $(for f in {{tests}}; do echo "./$(dirname "$f")"; done '
+                           f"| sort -u) > {REPORT}"),
             env=env,
             dependency_files=("go.mod", "go.sum", "**/go.mod", "**/go.sum", "go.work",
                               "go.work.sum", "vendor/modules.txt"),

@@ -25,8 +25,8 @@ import re
 from pathlib import Path
 
 from envs.models import Language
-from repolaunch.detect import Detection
-from repolaunch.languages import Plan, register
+from repolaunch.detect import Detection, Facts, Tree, first_match
+from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory/junit.xml"
 LIB = "/opt/envfactory/lib"
@@ -179,9 +179,81 @@ def _javac(repo: Path, detection: Detection) -> dict:
     )
 
 
+# --------------------------------------------------------------------------- detection
+
+def read_facts(tree: Tree) -> Facts:
+    f = Facts()
+    pom = tree.read("pom.xml") if tree.has("pom.xml") else ""
+    gradle_files = [n for n in ("build.gradle", "build.gradle.kts", "settings.gradle",
+                                "settings.gradle.kts") if tree.has(n)]
+    gradle = "\n".join(tree.read(p) for p in tree.files
+                       if p.rsplit("/", 1)[-1] in ("build.gradle", "build.gradle.kts"))
+    dep_text = ""
+    if pom:
+        f.build_system = f.package_manager = "maven"
+        f.cite("pom.xml")
+        dep_text = "\n".join(tree.read(p) for p in tree.named("pom.xml"))
+        v = (first_match(r"<maven\.compiler\.release>\s*([^<\s]+)", pom)
+             or first_match(r"<release>\s*([^<\s]+)\s*</release>", pom)
+             or first_match(r"<maven\.compiler\.source>\s*([^<\s]+)", pom)
+             or first_match(r"<source>\s*([^<\s$]+)\s*</source>", pom)
+             or first_match(r"<java\.version>\s*([^<\s]+)", pom))
+        if v:
+            f.versions["java"] = v
+        if tree.has("mvnw"):
+            f.extra["maven_wrapper"] = "mvnw"
+    elif gradle_files or tree.has("gradlew"):
+        f.build_system = f.package_manager = "gradle"
+        f.cite(*(gradle_files or ["gradlew"]))
+        dep_text = gradle
+        if tree.has("gradlew"):
+            f.extra["gradle_wrapper"] = "gradlew"
+        v = (first_match(r"languageVersion(?:\.set)?\s*[(=]?\s*JavaLanguageVersion\.of\((\d+)\)", gradle)
+             or first_match(r"sourceCompatibility\s*=?\s*(?:JavaVersion\.VERSION_)?['\"]?([\d._]+)",
+                       gradle)
+             or first_match(r"jvmToolchain\((\d+)\)", gradle))
+        if v:
+            v = v.replace("_", ".")
+            f.versions["java"] = v[2:] if v.startswith("1.") and len(v) > 2 else v
+    elif tree.has("build.xml"):
+        f.build_system = "ant"
+        f.cite("build.xml")
+    else:
+        f.build_system = "javac"
+        f.cite(*tree.with_ext(".java")[:1])
+    sources = "\n".join(tree.read(p, 20_000) for p in tree.with_ext(".java")
+                        if "test" in p.lower())[:2_000_000]
+    if re.search(r"org\.junit\.jupiter|junit-jupiter|junit-bom|useJUnitPlatform", dep_text) or (
+            not dep_text and "org.junit.jupiter" in sources):
+        f.test_framework = "junit5"
+    elif re.search(r"<artifactId>\s*junit\s*</artifactId>|junit:junit", dep_text) or (
+            not dep_text and re.search(r"import\s+(static\s+)?org\.junit\.", sources)):
+        f.test_framework = "junit4"
+    elif re.search(r"testng", dep_text) or "org.testng" in sources:
+        f.test_framework = "testng"
+    elif "org.junit.jupiter" in sources:
+        f.test_framework = "junit5"
+    elif re.search(r"import\s+(static\s+)?org\.junit\.", sources):
+        f.test_framework = "junit4"
+    return f
+
+
 @register("java")
 class JavaPlugin:
     language = Language.JAVA
+    traits = Traits(
+        image_family="java",
+        extensions=(".java",),
+        build_files=("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle",
+                     "settings.gradle.kts", "gradlew", "build.xml"),
+        test_files=(r"\w*Tests?\.(java|kt|groovy|scala)", r"\w*IT\.(java|kt)",
+                    r"\w*TestCase\.(java|kt)", r"Test[A-Z0-9_]\w*\.(java|kt)"),
+        version_key="java",
+        github_names=("Java", "Kotlin"),
+    )
+
+    def facts(self, tree: Tree) -> Facts:
+        return read_facts(tree)
 
     def plan(self, repo: Path, detection: Detection) -> Plan:
         repo = Path(repo)

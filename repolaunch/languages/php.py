@@ -27,8 +27,8 @@ from pathlib import Path
 
 from envs.config import get_settings
 from envs.models import Language
-from repolaunch.detect import Detection
-from repolaunch.languages import Plan, register
+from repolaunch.detect import Detection, Facts, Tree, read_json
+from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory-phpunit.xml"
 _SHIPPED = re.compile(r"^(php|ext-.+|lib-.+|composer-plugin-api|composer-runtime-api|"
@@ -170,9 +170,50 @@ def _tests_dir(repo: Path) -> str:
     return "."
 
 
+# --------------------------------------------------------------------------- detection
+
+def read_facts(tree: Tree) -> Facts:
+    f = Facts()
+    composer = read_json(tree.read("composer.json")) if tree.has("composer.json") else {}
+    if tree.has("composer.json"):
+        f.build_system = f.package_manager = "composer"
+        f.cite("composer.json")
+        if tree.has("composer.lock"):
+            f.extra["lockfile"] = "composer.lock"
+    req = composer.get("require") if isinstance(composer.get("require"), dict) else {}
+    dev = composer.get("require-dev") if isinstance(composer.get("require-dev"), dict) else {}
+    if req.get("php"):
+        f.versions["php"] = str(req["php"])
+    platform = composer.get("config", {}).get("platform", {}) if isinstance(
+        composer.get("config"), dict) else {}
+    if isinstance(platform, dict) and platform.get("php") and "php" not in f.versions:
+        f.versions["php"] = str(platform["php"])
+    if "pestphp/pest" in dev or "pestphp/pest" in req:
+        f.test_framework = "pest"
+    elif ("phpunit/phpunit" in dev or "phpunit/phpunit" in req
+          or any(tree.has(n) for n in ("phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml"))):
+        f.test_framework = "phpunit"
+        f.cite(*(n for n in ("phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml")
+                 if tree.has(n)))
+    elif any(re.search(r"Test\.php$", p) for p in tree.with_ext(".php")):
+        f.test_framework = "phpunit"
+    return f
+
+
 @register("php")
 class PhpPlugin:
     language = Language.PHP
+    traits = Traits(
+        image_family="php",
+        extensions=(".php",),
+        build_files=("composer.json",),
+        test_files=(r"\w+Test\.php", r"\w+\.phpt"),
+        version_key="php",
+        github_names=("PHP",),
+    )
+
+    def facts(self, tree: Tree) -> Facts:
+        return read_facts(tree)
 
     def plan(self, repo: Path, detection: Detection) -> Plan:
         repo = Path(repo)

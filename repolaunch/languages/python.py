@@ -41,9 +41,9 @@ from typing import Any
 from envs.config import get_settings
 from envs.models import Language
 from repolaunch import timemachine as tm_mod
-from repolaunch.detect import Detection
+from repolaunch.detect import Detection, Facts, Tree, first_match, read_toml
 from repolaunch.diagnose import AS_OF_FILE
-from repolaunch.languages import Plan, register
+from repolaunch.languages import Plan, Traits, register
 from repolaunch.languages.python_deps import (
     REQUIREMENT_GLOBS,
     InstallPlan,
@@ -270,9 +270,100 @@ def _uv_install_script(plan: InstallPlan, *, installable: bool, date: str | None
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- detection
+
+def read_facts(tree: Tree) -> Facts:
+    f = Facts(package_manager="pip")
+    pyproject = tree.read("pyproject.toml") if tree.has("pyproject.toml") else ""
+    doc = read_toml(pyproject)
+    setup_py = tree.read("setup.py") if tree.has("setup.py") else ""
+    setup_cfg = tree.read("setup.cfg") if tree.has("setup.cfg") else ""
+    reqs = sorted(p for p in tree.files
+                  if re.fullmatch(r"(requirements[^/]*\.(txt|in)|requirements/[^/]+\.(txt|in))", p))
+    tox = tree.read("tox.ini") if tree.has("tox.ini") else ""
+    nox = tree.read("noxfile.py") if tree.has("noxfile.py") else ""
+
+    has_project = "project" in doc or bool(re.search(r"(?m)^\[project\]", pyproject))
+    has_backend = "build-system" in doc or bool(re.search(r"(?m)^\[build-system\]", pyproject))
+    backend = str(doc.get("build-system", {}).get("build-backend", "")) if doc else ""
+    if pyproject and (has_project or (has_backend and not (setup_py or setup_cfg))
+                      or "poetry" in doc.get("tool", {})):
+        f.build_system = "pyproject"
+        f.cite("pyproject.toml")
+    elif setup_py or setup_cfg:
+        f.build_system = "setuptools"
+        f.cite("setup.py" if setup_py else "setup.cfg")
+    elif reqs:
+        f.build_system = "requirements"
+        f.cite(reqs[0])
+    elif tox:
+        f.build_system = "tox"
+        f.cite("tox.ini")
+    elif nox:
+        f.build_system = "nox"
+        f.cite("noxfile.py")
+    tool = doc.get("tool", {}) if isinstance(doc.get("tool"), dict) else {}
+    if "poetry" in tool or "poetry" in backend:
+        f.package_manager = "poetry"
+    elif tree.has("uv.lock"):
+        f.package_manager = "uv"
+    elif tree.has("pdm.lock") or "pdm" in tool:
+        f.package_manager = "pdm"
+    elif tree.has("Pipfile"):
+        f.package_manager = "pipenv"
+    f.extra.update({"tox": "tox.ini"} if tox else {})
+    f.extra.update({"nox": "noxfile.py"} if nox else {})
+
+    # versions
+    project = doc.get("project", {}) if isinstance(doc.get("project"), dict) else {}
+    req_py = project.get("requires-python") or first_match(
+        r"""requires-python\s*=\s*["']([^"']+)""", pyproject)
+    if not req_py and "poetry" in tool:
+        req_py = tool["poetry"].get("dependencies", {}).get("python")
+    req_py = req_py or first_match(r"""python_requires\s*=\s*["']([^"']+)""", setup_py) or first_match(
+        r"(?m)^\s*python_requires\s*=\s*(\S+)", setup_cfg)
+    if req_py:
+        f.versions["python"] = str(req_py)
+    elif tree.has(".python-version"):
+        f.versions["python"] = tree.read(".python-version").strip().splitlines()[0]
+
+    # test framework
+    dep_text = "\n".join([pyproject, setup_py, setup_cfg, tox, nox,
+                          *(tree.read(r) for r in reqs)]).lower()
+    tests = [p for p in tree.with_ext(".py")
+             if re.search(r"(^|/)(test_[^/]*|[^/]*_test|tests?)\.py$", p) or "/tests/" in "/" + p
+             or p.startswith("test/")]
+    test_text = "\n".join(tree.read(p, 60_000) for p in tests[:200])
+    pytest_cfg = (tree.has("pytest.ini") or "pytest" in tool
+                  or "[tool:pytest]" in setup_cfg or "[pytest]" in tox
+                  or bool(tree.named("conftest.py")))
+    if pytest_cfg or re.search(r"\bpytest\b", dep_text) or re.search(
+            r"(?m)^\s*(import pytest|from pytest\b)", test_text):
+        f.test_framework = "pytest"
+    elif re.search(r"\bnose2?\b", dep_text) or re.search(r"(?m)^\s*(import|from) nose", test_text):
+        f.test_framework = "nose"
+    elif re.search(r"\bunittest\b", test_text):
+        f.test_framework = "unittest"
+    elif tests:
+        f.test_framework = "pytest"
+    return f
+
+
 @register("python")
 class PythonPlugin:
     language = Language.PYTHON
+    traits = Traits(
+        image_family="python",
+        extensions=(".py", ".pyi"),
+        build_files=("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini",
+                     "noxfile.py", "Pipfile", "environment.yml"),
+        test_files=(r"test_\w*\.pyi?", r"\w+_tests?\.pyi?", r"conftest\.py", r"tests?\.py"),
+        version_key="python",
+        github_names=("Python",),
+    )
+
+    def facts(self, tree: Tree) -> Facts:
+        return read_facts(tree)
 
     def plan(self, repo: Path, detection: Detection, *, resolve_date: str | None = _AUTO,
              suite: str | None = None) -> Plan:
@@ -346,6 +437,7 @@ class PythonPlugin:
             report_format=runner.report_format,
             report_path=runner.report_path,
             per_test_command=runner.per_test_command,
+            scope_command=runner.per_test_command,  # each runner takes test files too
             check_command=runner.check_command,
             fallback_steps=tuple(fallback),
             env={

@@ -23,8 +23,8 @@ import re
 from pathlib import Path
 
 from envs.models import Language
-from repolaunch.detect import Detection
-from repolaunch.languages import Plan, register
+from repolaunch.detect import Detection, Facts, Tree, first_match
+from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory-rspec.json"
 _FRAMEWORKS = {"rspec": "rspec", "minitest": "minitest", "test-unit": "test-unit",
@@ -131,9 +131,79 @@ def has_rake_test_task(repo: Path) -> bool:
     return bool(re.search(r"Rake::TestTask|Minitest::TestTask|task\s*\(?\s*:test\b", text))
 
 
+# --------------------------------------------------------------------------- detection
+
+def read_facts(tree: Tree) -> Facts:
+    f = Facts()
+    gemspecs = [p for p in tree.files if p.endswith(".gemspec") and "/" not in p]
+    gemfile = tree.read("Gemfile") if tree.has("Gemfile") else ""
+    spec_text = "\n".join(tree.read(p) for p in gemspecs)
+    if gemfile:
+        f.build_system = f.package_manager = "bundler"
+        f.cite("Gemfile")
+        if tree.has("Gemfile.lock"):
+            f.extra["lockfile"] = "Gemfile.lock"
+    elif gemspecs:
+        f.build_system, f.package_manager = "gemspec", "gem"
+        f.cite(gemspecs[0])
+    elif tree.has("Rakefile"):
+        f.build_system, f.package_manager = "rake", "gem"
+        f.cite("Rakefile")
+    if tree.has("Rakefile"):
+        f.extra["rakefile"] = "Rakefile"
+    v = first_match(r"""(?m)^\s*ruby\s+['"]([^'"]+)['"]""", gemfile)
+    if v:
+        f.versions["ruby"] = v
+    elif tree.has(".ruby-version"):
+        f.versions["ruby"] = tree.read(".ruby-version").strip().splitlines()[0].removeprefix(
+            "ruby-")
+    elif (rv := first_match(r"required_ruby_version\s*=\s*['\"]([^'\"]+)", spec_text)):
+        f.versions["ruby"] = rv
+    deps = gemfile + "\n" + spec_text
+    rb = tree.with_ext(".rb")
+    specs = [p for p in rb if p.endswith("_spec.rb")]
+    tests = [p for p in rb if re.search(r"(^|/)(test_[^/]+|[^/]+_test)\.rb$", p)]
+    rake = tree.read("Rakefile") if tree.has("Rakefile") else ""
+    if tree.has(".rspec") or (specs and (re.search(r"rspec", deps) or len(specs) >= len(tests))):
+        f.test_framework = "rspec"
+        f.cite(".rspec" if tree.has(".rspec") else specs[0])
+    elif (unit := _ruby_unit_framework(tree, rb)):
+        f.test_framework = unit  # the test files say which (a Gemfile often lists both)
+    elif re.search(r"test-unit|test/unit", deps + rake) and not re.search(r"minitest", deps):
+        f.test_framework = "test-unit"
+    elif tests or re.search(r"minitest|Rake::TestTask", deps + rake):
+        f.test_framework = "minitest"
+    return f
+
+
+def _ruby_unit_framework(tree: Tree, rb: list[str]) -> str | None:
+    """'test-unit' or 'minitest' by what the files under test/ require and subclass."""
+    tu = mt = 0
+    for p in [p for p in rb if p.startswith("test/")][:300]:
+        text = tree.read(p, 200_000)
+        tu += bool(re.search(r"""require\s*\(?\s*['"]test/unit['"]|Test::Unit::TestCase""", text))
+        mt += bool(re.search(r"""require\s*\(?\s*['"]minitest(/[\w/]+)?['"]|"""
+                             r"Mini[Tt]est::(Test|Spec)\b|MiniTest::Unit::TestCase", text))
+    if tu == mt:
+        return None
+    return "test-unit" if tu > mt else "minitest"
+
+
 @register("ruby")
 class RubyPlugin:
     language = Language.RUBY
+    traits = Traits(
+        image_family="ruby",
+        extensions=(".rb", ".rake"),
+        build_files=("Gemfile", "Rakefile", ".rspec"),
+        test_files=(r"\w+_spec\.rb", r"\w+_test\.rb", r"test_\w+\.rb", r"spec_helper\.rb",
+                    r"test_helper\.rb", r"rails_helper\.rb", r"tests?\.rb"),
+        version_key="ruby",
+        github_names=("Ruby",),
+    )
+
+    def facts(self, tree: Tree) -> Facts:
+        return read_facts(tree)
 
     def plan(self, repo: Path, detection: Detection) -> Plan:
         repo = Path(repo)

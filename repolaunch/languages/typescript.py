@@ -20,12 +20,13 @@ import shlex
 from pathlib import Path
 
 from envs.models import Language
-from repolaunch.detect import Detection
-from repolaunch.languages import Plan, register
+from repolaunch.detect import Detection, Facts, Tree
+from repolaunch.languages import Plan, Traits, register
 from repolaunch.languages.javascript import (
     framework,
     make_plan,
     package_json,
+    read_facts,
     script_args,
     strip_jsonc,
 )
@@ -80,6 +81,18 @@ def build_command(tsconfig: str, outdir: str | None) -> str:
 @register("typescript")
 class TypeScriptPlugin:
     language = Language.TYPESCRIPT
+    traits = Traits(
+        image_family="node",
+        extensions=(".ts", ".tsx", ".mts", ".cts"),
+        build_files=("tsconfig.json",),
+        # index.test-d.ts: tsd's type tests
+        test_files=(r"[\w.-]+\.(test|spec|e2e|test-d)\.(ts|tsx|mts|cts)", r"tests?\.(ts|mts)"),
+        version_key="node",
+        github_names=("TypeScript",),
+    )
+
+    def facts(self, tree: Tree) -> Facts:
+        return read_facts(tree, self.language)
 
     def plan(self, repo: Path, detection: Detection) -> Plan:
         repo = Path(repo)

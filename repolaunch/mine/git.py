@@ -22,9 +22,9 @@ not count (SWE-bench builds its URL pattern from the repository's own name).
 
 Patch split. Every changed file is *test*, *docs* or *code* (`classify_path`): test files go
 to ``test_patch``; code and docs files go to ``patch``. The rules are per-language file-name
-conventions plus test directories (see `TEST_DIRS`, `TEST_FILE_RULES`) instead of
-SWE-bench's "path contains 'test'" substring rule, so ``src/latest.py`` and ``contest.py``
-are code, while ``testdata/`` fixtures are test files. Binary files cannot be carried by a
+conventions plus test directories (see `TEST_DIRS` and each language's `Traits.test_files`)
+instead of SWE-bench's "path contains 'test'" substring rule, so ``src/latest.py`` and
+``contest.py`` are code, while ``testdata/`` fixtures are test files. Binary files cannot be carried by a
 text diff and are left out of both patches (the commit is rejected when they are all it has).
 
 Rejections (reason codes, in the order they are checked): ``root_commit`` (no parent, so no
@@ -56,6 +56,7 @@ import git
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from envs.models import Language, SWETask, TaskKind
+from repolaunch import languages
 
 __all__ = [
     "REASONS",
@@ -101,33 +102,6 @@ TEST_DIRS = frozenset({
 # Maven/Gradle source sets: src/test/**, src/integrationTest/**, src/testFixtures/**.
 _TEST_SOURCE_SETS = re.compile(r"(^|/)src/(test|it|integrationTest|testFixtures|[a-z]+Test)/")
 
-# File-name conventions per language. Each pattern names its extension, so the union of all
-# languages can be applied to any path without one language's rule catching another's file.
-TEST_FILE_RULES: dict[Language, tuple[str, ...]] = {
-    Language.PYTHON: (r"test_\w*\.pyi?", r"\w+_tests?\.pyi?", r"conftest\.py", r"tests?\.py"),
-    Language.GO: (r"\w+_test\.go",),
-    Language.JAVA: (
-        r"\w*Tests?\.(java|kt|groovy|scala)", r"\w*IT\.(java|kt)", r"\w*TestCase\.(java|kt)",
-        r"Test[A-Z0-9_]\w*\.(java|kt)",
-    ),
-    # a root test.js is the whole suite of many small packages (ava, node:test, xo style)
-    Language.JAVASCRIPT: (r"[\w.-]+\.(test|spec|e2e)\.(js|jsx|mjs|cjs)", r"[\w.-]+_test\.(js|mjs)",
-                          r"tests?\.(js|mjs|cjs)"),
-    # index.test-d.ts: tsd's type tests
-    Language.TYPESCRIPT: (r"[\w.-]+\.(test|spec|e2e|test-d)\.(ts|tsx|mts|cts)", r"tests?\.(ts|mts)"),
-    Language.PHP: (r"\w+Test\.php", r"\w+\.phpt"),
-    Language.RUBY: (r"\w+_spec\.rb", r"\w+_test\.rb", r"test_\w+\.rb", r"spec_helper\.rb",
-                    r"test_helper\.rb", r"rails_helper\.rb", r"tests?\.rb"),
-    Language.C: (r"test_\w+\.[ch]", r"\w+_tests?\.[ch]", r"tests?\.c"),
-    Language.CPP: (
-        r"test_\w+\.(cc|cpp|cxx|hpp|hh|h)", r"\w+_(tests?|unittest|gtest)\.(cc|cpp|cxx|hpp|h)",
-        r"\w+Tests?\.(cc|cpp|cxx)", r"tests?\.(cc|cpp|cxx)",
-    ),
-}
-_TEST_FILE = re.compile(
-    "|".join(f"(?:{p})" for rules in TEST_FILE_RULES.values() for p in rules)
-)
-
 DOCS_DIRS = frozenset({"docs", "doc", "documentation", "man", "website", "site-docs"})
 _DOC_EXTS = frozenset({".md", ".markdown", ".rst", ".adoc", ".asciidoc", ".rdoc", ".pod"})
 _DOC_STEMS = re.compile(
@@ -152,7 +126,7 @@ def classify_path(path: str) -> FileRole:
     name = p.name
     if any(d in TEST_DIRS for d in dirs) or _TEST_SOURCE_SETS.search(path):
         return FileRole.TEST
-    if _TEST_FILE.fullmatch(name):
+    if languages.test_file_rule().fullmatch(name):  # each language's own naming rule
         return FileRole.TEST
     if any(d in DOCS_DIRS for d in dirs):
         return FileRole.DOCS

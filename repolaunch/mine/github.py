@@ -56,6 +56,7 @@ from github.Repository import Repository
 from pydantic import Field
 
 from envs.models import Language, SWETask, TaskKind
+from repolaunch import languages
 from repolaunch.mine.git import (
     _DIFF_OPTS,
     FileRole,
@@ -82,13 +83,6 @@ __all__ = [
 
 Log = Callable[[str], None]
 
-# GitHub's language names -> envfactory's (the repository's "language" field).
-_LANGUAGES: dict[str, Language] = {
-    "python": Language.PYTHON, "java": Language.JAVA, "kotlin": Language.JAVA,
-    "go": Language.GO, "c": Language.C, "c++": Language.CPP,
-    "javascript": Language.JAVASCRIPT, "typescript": Language.TYPESCRIPT,
-    "php": Language.PHP, "ruby": Language.RUBY,
-}
 
 
 class RateLimitWait(RuntimeError):
@@ -406,7 +400,7 @@ def mine_github(
         owner_name = name.replace("/", "__")
         mirror = (_mirror(Path(clone_dir), name, repo.clone_url, log)
                   if clone_dir is not None else None)
-        api_lang = _LANGUAGES.get((repo.language or "").lower())
+        api_lang = languages.from_github(repo.language)
         lang_cache: dict[tuple[str, ...], Language | None] = {}
         new = 0
         for pr in repo.get_pulls(state="closed", sort="created", direction="asc"):

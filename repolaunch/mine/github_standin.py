@@ -56,16 +56,16 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from envs.models import Language
+from repolaunch import languages
 from repolaunch.mine.git import IssueRecord, linked_issues
 
-__all__ = ["GITHUB_LANGUAGE", "GitHubStandIn", "StandInIssue"]
+__all__ = ["GitHubStandIn", "StandInIssue", "github_name"]
 
-# GitHub's names for envfactory's languages (the "language" field of a repository).
-GITHUB_LANGUAGE: dict[Language, str] = {
-    Language.PYTHON: "Python", Language.JAVA: "Java", Language.GO: "Go", Language.C: "C",
-    Language.CPP: "C++", Language.JAVASCRIPT: "JavaScript", Language.TYPESCRIPT: "TypeScript",
-    Language.PHP: "PHP", Language.RUBY: "Ruby",
-}
+
+def github_name(language: Language) -> str:
+    """GitHub's name for the language (the "language" field of a repository)."""
+    return languages.traits(language).github_names[0]
+
 
 _SQUASH = re.compile(r"\s*\(#(\d+)\)\s*$")
 _MERGE = re.compile(r"^Merge pull request #(\d+) from (\S+)")
@@ -297,7 +297,7 @@ class GitHubStandIn:
             "owner": {"login": self.owner, "id": 2, "type": "Organization",
                       "url": f"{self.base_url}/users/{self.owner}"},
             "private": False, "default_branch": "main",
-            "language": GITHUB_LANGUAGE.get(self.language) if self.language else None,
+            "language": github_name(self.language) if self.language else None,
             "url": self._api(""), "html_url": f"https://github.com/{self.full_name}",
             # a local path: clones work offline, where github.com's URL would not
             "clone_url": self.repo.as_uri(),

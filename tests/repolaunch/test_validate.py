@@ -282,6 +282,7 @@ def test_swebench_reading_runs_the_test_patch_files_and_keeps_every_log(
     files = files_under_test(task.test_patch)
     logs = tmp_path / "logs"
     v = validate(task, res.env, per_test_command=res.plan.per_test_command, scope=files,
+                 scope_command=res.plan.scope_command,
                  reading="swebench", runs_before=1, runs_after=1, confirm_runs=1,
                  log_dir=logs)
     assert v.verified, (v.reason, v.detail)

@@ -1,0 +1,241 @@
+"""Rust: Cargo packages and workspaces, tested with `cargo test`; libtest's own output.
+
+Everything the factory knows of Rust is in this module: its traits (sources, build files,
+test-file names, image family), detection facts, the plan and its diagnose rules. The
+report is what libtest prints (format ``libtest``, `envs.reports.libtest`): ids are the
+names it prints, ``tests::parses_units`` for a unit test in a module, ``parses_units``
+for a top-level test of an integration-test file, as SWE-bench Multilingual lists them.
+
+Setup fetches the crates (crates.io, network on) and compiles every test target once, so
+the registry, the index and ``target/`` are in the env image; tests then run with
+``--offline`` and the network off. A small runner (`RUNNER`, written into the image at
+setup) maps the arguments the factory passes to cargo: test files become targets
+(``tests/io.rs`` is ``--test io`` of the package that holds it, a file under ``src/`` the
+package's lib and bins), other arguments are test names run ``--exact``; no argument is
+the whole workspace. Each package runs from its own directory, output of all of them is
+concatenated, and the exit status is the worst one.
+
+Toolchain by era: Debian's rustc (1.48 on bullseye, 1.63 on bookworm, 1.85 on trixie); no
+rustup here. A committed lock file of format 1–3 is the project's own era: the default
+suite first. No lock file (crates resolved today), a version-4 lock file, a
+``rust-version`` past bookworm's rustc or edition 2024 start on trixie, whose Cargo picks
+crate versions that fit the toolchain (``incompatible-rust-versions = "fallback"``). A
+build that says the toolchain is too old moves to a newer suite; one that breaks inside a
+registry crate on a new toolchain (inference changes, new lints made errors) moves to an
+older one. Warnings are never errors here (``RUSTFLAGS=-Awarnings``), as in SWE-bench's
+own Rust specifications.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from envs.config import get_settings
+from envs.models import Language
+from repolaunch.detect import Detection, Facts, Tree, first_match, read_toml
+from repolaunch.diagnose import rule, suites_towards
+from repolaunch.languages import Plan, Traits, register
+
+RUNNER = "/opt/envfactory/cargo-tests"
+CARGO_HOME = "/opt/envfactory/cargo"
+RUSTC_BY_SUITE = {"bullseye": (1, 48), "bookworm": (1, 63), "trixie": (1, 85)}
+NEW_SUITE = "trixie"
+ENV = {
+    "CARGO_HOME": CARGO_HOME,
+    "CARGO_TERM_COLOR": "never",
+    "CARGO_INCREMENTAL": "0",
+    "CARGO_NET_RETRY": "5",
+    # Cargo >= 1.84: crates whose rust-version the toolchain meets, where there is a choice
+    "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS": "fallback",
+    "RUSTFLAGS": "-Awarnings",
+    "RUST_BACKTRACE": "0",
+    "PATH": f"{CARGO_HOME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+}
+
+# The runner, in Python (the base image has python3): files to cargo targets, names to
+# exact filters, one cargo run per package, worst status out.
+_RUNNER_SOURCE = r'''#!/usr/bin/env python3
+import os, re, subprocess, sys
+
+def package_dir(path):
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        toml = os.path.join(d, "Cargo.toml")
+        if os.path.isfile(toml):
+            with open(toml, encoding="utf-8", errors="replace") as fh:
+                if re.search(r"(?m)^\[package\]", fh.read()):
+                    return d
+        if d in ("/", os.getcwd()) or not d.startswith(os.getcwd()):
+            return os.getcwd()
+        d = os.path.dirname(d)
+
+def target(rel):
+    """The cargo target options of a file, relative to its package ([]: the package)."""
+    parts = rel.split("/")
+    stem = parts[-1][:-3]
+    if parts[0] in ("tests", "benches", "examples") and len(parts) >= 2:
+        name = stem if len(parts) == 2 else parts[1]
+        flag = {"tests": "--test", "benches": "--bench", "examples": "--example"}[parts[0]]
+        return [(flag, name)]
+    if parts[0] == "src" and len(parts) >= 3 and parts[1] == "bin":
+        return [("--bin", stem if len(parts) == 3 else parts[2])]
+    if parts[0] == "src":
+        return [("--lib",), ("--bins",)] if parts[-1] == "main.rs" else [("--lib",)]
+    return []
+
+args = sys.argv[1:]
+files = [a for a in args if a.endswith(".rs")]
+names = [a for a in args if not a.endswith(".rs")]
+root = os.getcwd()
+runs = {}  # package dir -> target options (None: the whole package)
+for f in files:
+    d = package_dir(f)
+    t = target(os.path.relpath(os.path.abspath(f), d))
+    if not t:
+        runs[d] = None
+    elif runs.get(d, []) is not None:
+        runs[d] = runs.get(d, []) + [x for x in t if x not in runs.get(d, [])]
+if not files:
+    runs = {root: [("--workspace",)] if os.path.isfile("Cargo.toml") else []}
+filters = (["--"] + names + ["--exact"]) if names else []
+worst = 0
+for d, tgt in runs.items():
+    cmd = ["cargo", "test", "--offline", "--no-fail-fast"] + [o for t in tgt or [] for o in t]
+    cmd += filters
+    print("envfactory: (cd %s && %s)" % (os.path.relpath(d, root), " ".join(cmd)), flush=True)
+    rc = subprocess.call(cmd, cwd=d, stderr=subprocess.STDOUT)
+    worst = max(worst, rc)
+sys.exit(worst)
+'''
+
+
+def _rustc_wanted(repo: Path, manifest: dict) -> tuple[int, int] | None:
+    """The rustc the manifest or the toolchain file asks for, as (major, minor)."""
+    pkg = manifest.get("package") if isinstance(manifest.get("package"), dict) else {}
+    ws = manifest.get("workspace") if isinstance(manifest.get("workspace"), dict) else {}
+    wpkg = ws.get("package") if isinstance(ws.get("package"), dict) else {}
+    texts = [str(pkg.get("rust-version") or ""), str(wpkg.get("rust-version") or "")]
+    for name in ("rust-toolchain.toml", "rust-toolchain"):
+        p = repo / name
+        if p.is_file():
+            text = p.read_text(encoding="utf-8", errors="replace")
+            texts.append(first_match(r"channel\s*=\s*\"(\d+\.\d+)", text) or
+                         first_match(r"^\s*(\d+\.\d+)", text) or "")
+    found = [tuple(int(x) for x in m.groups())
+             for t in texts if (m := re.match(r"(\d+)\.(\d+)", t))]
+    return max(found) if found else None  # type: ignore[return-value]
+
+
+def _lock_version(repo: Path) -> int | None:
+    lock = repo / "Cargo.lock"
+    if not lock.is_file():
+        return None
+    head = lock.read_text(encoding="utf-8", errors="replace")[:2000]
+    v = first_match(r"(?m)^version\s*=\s*(\d+)", head)
+    return int(v) if v else 1  # the first formats had no version line
+
+
+def choose_suite(repo: Path, manifest: dict) -> tuple[str | None, str]:
+    """(suite, why): None is the default suite."""
+    lock = _lock_version(repo)
+    wanted = _rustc_wanted(repo, manifest)
+    editions = {str(t.get("edition") or "") for key in ("package", "workspace")
+                if isinstance(t := manifest.get(key), dict)}
+    default = get_settings().debian_suite
+    have = RUSTC_BY_SUITE.get(default, (0, 0))
+    if wanted and wanted > have:
+        return NEW_SUITE, f"rust-version {wanted[0]}.{wanted[1]} is past rustc " \
+                          f"{have[0]}.{have[1]} of Debian {default}"
+    if "2024" in editions:
+        return NEW_SUITE, "edition 2024"
+    if lock is None:
+        return NEW_SUITE, "no Cargo.lock: crates resolve as of today, so today's toolchain"
+    if lock >= 4:
+        return NEW_SUITE, "Cargo.lock format 4 (cargo 1.78 or newer)"
+    return None, f"Cargo.lock format {lock}: the default suite's toolchain"
+
+
+def read_facts(tree: Tree) -> Facts:
+    f = Facts(build_system="cargo", package_manager="cargo", test_framework="libtest")
+    manifest = read_toml(tree.read("Cargo.toml"))
+    f.cite("Cargo.toml")
+    if tree.has("Cargo.lock"):
+        f.extra["lockfile"] = "Cargo.lock"
+    if isinstance(manifest.get("workspace"), dict):
+        f.extra["workspace"] = "yes"
+    if tree.has(".config/nextest.toml"):
+        f.extra["nextest"] = ".config/nextest.toml"  # still run with cargo test: same ids
+    wanted = _rustc_wanted(tree.root, manifest)
+    if wanted:
+        f.versions["rust"] = f"{wanted[0]}.{wanted[1]}"
+    return f
+
+
+# --------------------------------------------------------------------------- diagnose
+
+@rule(r"requires rustc \d+\.\d+(?:\.\d+)? or newer|"
+      r"lock file version `?\d+`? (?:was found|requires)|"
+      r"feature `edition20\d\d` is required|"
+      r"is only supported (?:on|with) (?:the )?(?:nightly|Rust \d+\.\d+)|"
+      r"this version of Cargo is older than the `20\d\d` edition", "setup,test")
+def _rustc_too_old(m, plan, phase, step):
+    if plan.language is Language.RUST:
+        yield from suites_towards(plan, "newer", "the crates want a newer rustc")
+
+
+# An error inside a crate from the registry (not the project's own code): old crate code
+# that a newer rustc no longer accepts, so an older toolchain.
+@rule(r"^error(?:\[E\d+\])?: [^\n]*\n\s*--> \S*/registry/src/", "setup,test")
+def _crate_too_old(m, plan, phase, step):
+    if plan.language is Language.RUST:
+        yield from suites_towards(plan, "older", "a registry crate no longer compiles")
+
+
+@register("rust")
+class RustPlugin:
+    language = Language.RUST
+    traits = Traits(
+        image_family="rust",
+        extensions=(".rs",),
+        build_files=("Cargo.toml", "Cargo.lock"),
+        # most Rust tests live in `#[cfg(test)]` modules of the sources or under tests/
+        # (a test directory for every language); these are the names that say it alone
+        test_files=(r"\w+_tests?\.rs", r"tests?\.rs"),
+        version_key="rust",
+        github_names=("Rust",),
+    )
+
+    def facts(self, tree: Tree) -> Facts:
+        return read_facts(tree)
+
+    def plan(self, repo: Path, detection: Detection, *, suite: str | None = None) -> Plan:
+        repo = Path(repo)
+        manifest = read_toml((repo / "Cargo.toml").read_text(encoding="utf-8", errors="replace")
+                             if (repo / "Cargo.toml").is_file() else "")
+        chosen, why = choose_suite(repo, manifest)
+        notes = [f"toolchain: {why}"]
+        workspace = " --workspace" if isinstance(manifest.get("workspace"), dict) else ""
+        setup = (
+            f"mkdir -p /opt/envfactory && cat > {RUNNER} <<'ENVFACTORY_RUNNER'\n"
+            f"{_RUNNER_SOURCE}ENVFACTORY_RUNNER\nchmod +x {RUNNER} && rustc --version",
+            "cargo fetch",
+            f"cargo test{workspace} --no-run",
+        )
+        return Plan(
+            language=Language.RUST,
+            image_family="rust",
+            suite=suite if suite is not None else chosen,
+            build_system="cargo",
+            test_framework=detection.test_framework or "libtest",
+            setup_steps=setup,
+            test_command=RUNNER,
+            report_format="libtest",
+            per_test_command=f"{RUNNER} {{tests}}",
+            scope_command=f"{RUNNER} {{tests}}",  # the runner takes files and names
+            check_command=f"cargo test --offline{workspace} --no-run",
+            env=dict(ENV),
+            dependency_files=("Cargo.toml", "**/Cargo.toml", "Cargo.lock", "rust-toolchain",
+                              "rust-toolchain.toml", ".cargo/config.toml", ".cargo/config"),
+            notes=tuple(notes),
+        )

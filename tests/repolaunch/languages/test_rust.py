@@ -1,0 +1,128 @@
+"""Rust, the language added as one module: detection, era, the cargo runner, diagnoses."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from envs.models import Language
+from repolaunch import languages
+from repolaunch.detect import detect
+from repolaunch.diagnose import diagnose
+from repolaunch.languages import rust
+from repolaunch.mine.git import FileRole, classify_path
+from tests.repolaunch.conftest import write_files
+
+MANIFEST = '[package]\nname = "units"\nversion = "0.1.0"\nedition = "2021"\n'
+
+
+def _crate(root: Path, manifest: str = MANIFEST, lock: str | None = "version = 3\n") -> Path:
+    files = {"Cargo.toml": manifest, "src/lib.rs": "pub fn f() -> u8 { 1 }\n" * 20,
+             "tests/io.rs": "#[test]\nfn reads() {}\n"}
+    if lock is not None:
+        files["Cargo.lock"] = lock
+    write_files(root, files)
+    return root
+
+
+def test_the_language_is_one_registered_module(tmp_path: Path) -> None:
+    assert "rust" in languages.names()
+    assert languages.from_github("Rust") is Language.RUST
+    assert languages.extension_map()[".rs"] is Language.RUST
+    assert classify_path("src/parser_tests.rs") is FileRole.TEST
+    assert classify_path("src/parser.rs") is FileRole.CODE
+    det = detect(_crate(tmp_path))
+    assert det.primary is Language.RUST
+    assert (det.build_system, det.package_manager, det.test_framework) == \
+        ("cargo", "cargo", "libtest")
+    assert det.extra["lockfile"] == "Cargo.lock"
+
+
+def test_the_toolchain_follows_the_lock_file_and_the_manifest(tmp_path: Path) -> None:
+    def suite(name: str, manifest: str = MANIFEST, lock: str | None = "version = 3\n"):
+        repo = _crate(tmp_path / name, manifest, lock)
+        return languages.plan(repo, detect(repo)).suite
+
+    assert suite("locked") is None  # the project's own era: the default suite
+    assert suite("unlocked", lock=None) == "trixie"  # crates as of today: today's rustc
+    assert suite("lock4", lock="version = 4\n") == "trixie"
+    assert suite("msrv", MANIFEST + 'rust-version = "1.74"\n') == "trixie"
+    assert suite("ed2024", MANIFEST.replace("2021", "2024")) == "trixie"
+    repo = tmp_path / "locked"
+    assert languages.plan(repo, detect(repo), suite="bullseye").suite == "bullseye"
+
+
+def test_the_plan_fetches_and_compiles_at_build_and_runs_offline(tmp_path: Path) -> None:
+    repo = _crate(tmp_path)
+    plan = languages.plan(repo, detect(repo))
+    assert plan.image_family == "rust" and plan.report_format == "libtest"
+    assert "cargo fetch" in plan.setup_steps
+    assert any(s.startswith("cargo test") and s.endswith("--no-run") for s in plan.setup_steps)
+    assert "--offline" in plan.check_command
+    assert plan.env["RUSTFLAGS"] == "-Awarnings"
+    assert plan.per_test_command == f"{rust.RUNNER} {{tests}}"
+
+
+def _fake_cargo(tmp_path: Path) -> dict[str, str]:
+    """A `cargo` that records where it ran and with what."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    cargo = bindir / "cargo"
+    cargo.write_text('#!/bin/sh\necho "cargo@$(pwd):$*" >> "$CARGO_LOG"\n')
+    cargo.chmod(cargo.stat().st_mode | stat.S_IEXEC)
+    return {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}",
+            "CARGO_LOG": str(tmp_path / "calls")}
+
+
+def _run_runner(ws: Path, env: dict[str, str], *args: str) -> list[str]:
+    runner = ws.parent / "cargo-tests"
+    runner.write_text(rust._RUNNER_SOURCE)
+    subprocess.run([sys.executable, str(runner), *args], cwd=ws, env=env, check=True,
+                   capture_output=True)
+    log = Path(env["CARGO_LOG"])
+    calls = log.read_text().splitlines()
+    log.unlink()
+    return [c.replace(str(ws), "WS") for c in calls]
+
+
+def test_the_runner_maps_test_files_to_targets_of_their_own_package(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write_files(ws, {
+        "Cargo.toml": '[workspace]\nmembers = ["core", "cli"]\n',
+        "core/Cargo.toml": MANIFEST, "core/src/lib.rs": "", "core/tests/io.rs": "",
+        "core/tests/net/main.rs": "",
+        "cli/Cargo.toml": MANIFEST.replace("units", "cli"), "cli/src/main.rs": "",
+    })
+    env = _fake_cargo(tmp_path)
+    base = "test --offline --no-fail-fast"
+    assert _run_runner(ws, env) == [f"cargo@WS:{base} --workspace"]
+    assert _run_runner(ws, env, "core/tests/io.rs", "core/tests/net/main.rs",
+                       "cli/src/main.rs") == [
+        f"cargo@WS/core:{base} --test io --test net",
+        f"cargo@WS/cli:{base} --lib --bins",
+    ]
+    # names (the ids libtest prints) are exact filters
+    assert _run_runner(ws, env, "tests::parses", "reads") == [
+        f"cargo@WS:{base} --workspace -- tests::parses reads --exact"]
+
+
+def test_toolchain_errors_move_the_era(tmp_path: Path) -> None:
+    repo = _crate(tmp_path)
+    plan = languages.plan(repo, detect(repo)).model_copy(update={"suite": "bookworm"})
+    too_old = ("error: package `tokio v1.38.0` cannot be built because it requires rustc 1.70 "
+               "or newer, while the currently active rustc version is 1.63.0\n")
+    assert [(a.kind, a.value) for a in diagnose(too_old, plan=plan, phase="setup")] == \
+        [("suite", "trixie")]
+    on_trixie = plan.model_copy(update={"suite": "trixie"})
+    assert [a.kind for a in diagnose(too_old, plan=on_trixie, phase="setup")] == ["unavailable"]
+    crate_breaks = ("error[E0282]: type annotations needed for `Box<_>`\n"
+                    "  --> /opt/envfactory/cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+                    "time-0.3.20/src/format_description/parse/mod.rs:83:9\n")
+    assert [(a.kind, a.value) for a in diagnose(crate_breaks, plan=on_trixie, phase="setup")] \
+        == [("suite", "bookworm"), ("suite", "bullseye")]
+    # the project's own code failing is not the toolchain's era
+    own = "error[E0425]: cannot find value `x` in this scope\n --> src/lib.rs:3:5\n"
+    assert diagnose(own, plan=on_trixie, phase="setup") == []
