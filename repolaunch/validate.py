@@ -34,6 +34,10 @@ absent from a suite run's report) and *skip* (SKIPPED).
   the base and that the test patch does not name (on a changed line, or as the function a
   changed hunk is in), which are PASS_TO_PASS — the three-state reading (base, test patch,
   fix) of Multi-SWE-bench. ``new_tests`` is then empty, since absence says nothing there.
+- did not run: absent from every before report while another package or binary of the
+  same run reported (the parser flags the one that did not build, or that a panic stopped:
+  ``package-failed`` / ``suite-failed``), and not named by the test patch. Not
+  FAIL_TO_PASS, in either reading: its package not building says nothing about it.
 - gold breaks: pass in every before run, fail in every after run.
 
 SWE-bench's reading (``reading="swebench"``, what `repolaunch.importer` uses to replicate a
@@ -115,6 +119,7 @@ class ValidationResult(BaseModel):
     flaky: list[str] = Field(default_factory=list)
     new_tests: list[str] = Field(default_factory=list)
     gold_breaks: list[str] = Field(default_factory=list)
+    did_not_run: list[str] = Field(default_factory=list)
     before_build_broken: bool = False
     runs: list[RunSummary] = Field(default_factory=list)
     seconds: float = 0.0
@@ -127,7 +132,7 @@ class ValidationResult(BaseModel):
             "detail": self.detail, "FAIL_TO_PASS": self.fail_to_pass,
             "PASS_TO_PASS": len(self.pass_to_pass), "flaky": self.flaky,
             "new_tests": self.new_tests, "gold_breaks": self.gold_breaks,
-            "before_build_broken": self.before_build_broken, "seconds": self.seconds,
+            "did_not_run": self.did_not_run, "before_build_broken": self.before_build_broken, "seconds": self.seconds,
             "runs": [r.model_dump(mode="json") for r in self.runs],
         }
 
@@ -138,6 +143,7 @@ class _Classes(BaseModel):
     flaky: list[str] = Field(default_factory=list)
     new_tests: list[str] = Field(default_factory=list)
     gold_breaks: list[str] = Field(default_factory=list)
+    did_not_run: list[str] = Field(default_factory=list)
     before_build_broken: bool = False
 
 
@@ -147,6 +153,8 @@ class _Observed(BaseModel):
     summary: RunSummary
     statuses: dict[str, TestStatus] = Field(default_factory=dict)
     partial: bool = False
+    # some package or binary failed to build or stopped (a panic) while others reported
+    part_broken: bool = False
     requested: list[str] = Field(default_factory=list)  # what a partial run was asked for
     # SWE-bench's reading: the full ids behind each cut id, to run them one by one
     full_ids: dict[str, list[str]] = Field(default_factory=dict)
@@ -241,6 +249,7 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
                          exit_code=ran.exit_code, seconds=round(time.monotonic() - t0, 2),
                          counts=counts, build_broken=broken, error=error)
     return _Observed(summary=summary, statuses={} if broken else statuses, partial=per_test,
+                     part_broken=not broken and bool(codes & _WHOLE_SUITE),
                      requested=requested if per_test else [], full_ids=full_ids)
 
 
@@ -363,8 +372,9 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
     def classify() -> _Classes:
         before, after = side_runs("before"), side_runs("after")
         before_broken = all(o.summary.build_broken for o in before if not o.partial)
+        part_broken = any(o.part_broken for o in before if not o.partial)
         ids = sorted({t for o in observed for t in o.statuses})
-        f2p, p2p, flaky, new, breaks = [], [], [], [], []
+        f2p, p2p, flaky, new, breaks, unrun = [], [], [], [], [], []
         for t in ids:
             b, a = _classes(before, t), _classes(after, t)
             if len(set(b)) > 1 or len(set(a)) > 1:
@@ -374,9 +384,14 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
                 continue
             bc, ac = (b[0] if b else "fail"), a[0]
             if bc == "fail" and ac == "pass":
+                absent = all(t not in o.statuses for o in before if not o.partial)
+                if absent and part_broken and not _named_in(t, task.test_patch):
+                    # its package did not build (or a panic stopped it) before the fix, and
+                    # the test patch is not about it: it did not run, it did not fail
+                    unrun.append(t)
+                    continue
                 f2p.append(t)
-                if not before_broken and all(t not in o.statuses for o in before
-                                             if not o.partial):
+                if not before_broken and absent:
                     new.append(t)
             elif bc == "pass" and ac == "pass":
                 p2p.append(t)
@@ -391,7 +406,8 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
             p2p += [t for t in f2p if t not in keep]
             f2p = keep
         return _Classes(fail_to_pass=f2p, pass_to_pass=sorted(p2p), flaky=flaky,
-                        new_tests=new, gold_breaks=breaks, before_build_broken=before_broken)
+                        new_tests=new, gold_breaks=breaks, did_not_run=unrun,
+                        before_build_broken=before_broken)
 
     after_broken = all(o.summary.build_broken for o in side_runs("after"))
     before_broken = all(o.summary.build_broken for o in side_runs("before"))
@@ -449,4 +465,6 @@ def validate(task: SWETask, env: EnvSpec, *, runs_before: int = 2, runs_after: i
                   f"{len(found.pass_to_pass)} PASS_TO_PASS"
                   + (f", {len(found.flaky)} flaky excluded" if found.flaky else "")
                   + (f", {len(found.gold_breaks)} broken by the fix (not graded)"
-                     if found.gold_breaks else ""), found)
+                     if found.gold_breaks else "")
+                  + (f", {len(found.did_not_run)} did not run before (not graded)"
+                     if found.did_not_run else ""), found)
