@@ -32,9 +32,9 @@ def _events(pkg: str, results: dict[str, str]) -> list[str]:
     return out
 
 
-BEFORE = "\n".join(
-    ["FAIL\texample.com/gin/bind [build failed]"]  # the test patch uses the fix's new API
-    + _events("example.com/gin/render", {"TestRenderJSON": "pass"})) + "\n"
+BEFORE = "\n".join([
+    "FAIL\texample.com/gin/bind [build failed]",  # the test patch uses the fix's new API
+    *_events("example.com/gin/render", {"TestRenderJSON": "pass"})]) + "\n"
 AFTER = "\n".join(
     _events("example.com/gin/bind", {"TestBindHeader": "pass", "TestBindQuery": "pass",
                                      "TestBindForm": "pass"})
