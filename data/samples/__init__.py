@@ -75,7 +75,9 @@ class SampleRepo:
 
 
 _REGISTRY: dict[str, Callable[[], SampleRepo]] = {}
-_LANG_MODULES = ("python", "java", "go", "c", "cpp", "javascript", "typescript", "php", "ruby")
+_LANG_MODULES = (
+    "python", "java", "go", "c", "cpp", "javascript", "typescript", "php", "ruby", "rust",
+)
 
 
 def sample(fn: Callable[[], SampleRepo]) -> Callable[[], SampleRepo]:

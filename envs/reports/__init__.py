@@ -36,6 +36,7 @@ from envs.reports import (  # noqa: F401  isort: skip
     gotest,
     jest,
     junit,
+    libtest,
     minitest,
     mocha,
     phpunit,

@@ -9,7 +9,9 @@ from typing import Any
 
 from envs.reports.registry import ReportParseError
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+# CSI sequences, two-byte escapes, and charset designations: libtest's colours end with
+# terminfo's sgr0, ESC ( B ESC [ m, whose ESC ( B the first two leave behind.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()*+][0-~]|\x1b[@-Z\\-_]")
 _JSON_START = re.compile(r"(?m)^[ \t]*[\[{]")
 _MAX_JSON_STARTS = 50  # bounds the work on a log that is mostly not JSON
 

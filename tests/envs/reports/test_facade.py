@@ -19,7 +19,7 @@ def test_formats_are_registered():
     assert set(reports.formats()) >= {
         "junit", "pytest", "gotest-json", "gotest", "tap", "jest-json", "vitest-json",
         "mocha-json", "minitest", "rspec-json", "automake", "catch2-xml", "doctest-xml",
-        "phpunit-testdox", "exitcode", "plain",
+        "phpunit-testdox", "libtest", "exitcode", "plain",
     }  # fmt: skip
 
 
