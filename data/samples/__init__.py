@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import os
 import subprocess
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +79,17 @@ _REGISTRY: dict[str, Callable[[], SampleRepo]] = {}
 _LANG_MODULES = (
     "python", "java", "go", "c", "cpp", "javascript", "typescript", "php", "ruby", "rust",
 )
+
+
+def block(text: str) -> str:
+    """Indented source text, as a file holds it: dedented, the leading newline dropped."""
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def replaced(text: str, old: str, new: str) -> str:
+    """`text` with `old` (which must occur: a sample edit that misses is a bug) as `new`."""
+    assert old in text, old
+    return text.replace(old, new)
 
 
 def sample(fn: Callable[[], SampleRepo]) -> Callable[[], SampleRepo]:

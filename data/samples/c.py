@@ -6,13 +6,11 @@ from __future__ import annotations
 from textwrap import dedent, indent
 
 from data.samples import Commit, Issue, Planted, SampleRepo, sample
+from data.samples import block as _d
 from envs.models import Language, TaskKind, TestStatus
 
 P, F, S, X = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED, TestStatus.XFAIL
 
-
-def _d(text: str) -> str:
-    return dedent(text).lstrip("\n")
 
 
 # --------------------------------------------------------------------------- c-strutil

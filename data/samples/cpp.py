@@ -3,16 +3,12 @@ Makefile + doctest (test cases with subcases, a skipped case)."""
 
 from __future__ import annotations
 
-from textwrap import dedent
-
 from data.samples import Commit, Issue, Planted, SampleRepo, sample
+from data.samples import block as _d
 from envs.models import Language, TaskKind, TestStatus
 
 P, F, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED
 
-
-def _d(text: str) -> str:
-    return dedent(text).lstrip("\n")
 
 
 # --------------------------------------------------------------------------- cpp-geom

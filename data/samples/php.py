@@ -4,16 +4,14 @@ phpunit.xml, and a plain tests/ directory with classmap autoloading and no confi
 from __future__ import annotations
 
 import json
-from textwrap import dedent, indent
+from textwrap import indent
 
 from data.samples import Commit, Issue, Planted, SampleRepo, sample
+from data.samples import block as _d
 from envs.models import Language, TaskKind, TestStatus
 
 P, F, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED
 
-
-def _d(text: str) -> str:
-    return dedent(text).lstrip("\n")
 
 
 def _json(doc: dict) -> str:

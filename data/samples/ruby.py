@@ -3,16 +3,14 @@ and a .rspec file (both resolve from the gems the ruby image ships)."""
 
 from __future__ import annotations
 
-from textwrap import dedent, indent
+from textwrap import indent
 
 from data.samples import Commit, Issue, Planted, SampleRepo, sample
+from data.samples import block as _d
 from envs.models import Language, TestStatus
 
 P, F, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED
 
-
-def _d(text: str) -> str:
-    return dedent(text).lstrip("\n")
 
 
 def _piece(text: str, pad: str) -> str:

@@ -13,22 +13,14 @@ that holds exactly the new tests, and a gold patch that holds exactly the fix.
 
 from __future__ import annotations
 
-from textwrap import dedent
-
 from data.samples import Commit, Issue, Planted, SampleRepo, sample
+from data.samples import block as _d
+from data.samples import replaced as _sub
 from envs.models import Language, TaskKind, TestStatus
 
 P, F, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED
 
 
-def _d(text: str) -> str:
-    return dedent(text).lstrip("\n")
-
-
-def _sub(text: str, old: str, new: str) -> str:
-    """text with old (which must occur) replaced by new."""
-    assert old in text, old
-    return text.replace(old, new)
 
 
 # --------------------------------------------------------------------------- rust-spanfmt
