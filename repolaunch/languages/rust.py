@@ -85,8 +85,10 @@ def target(rel):
     return []
 
 args = sys.argv[1:]
-files = [a for a in args if a.endswith(".rs")]
-names = [a for a in args if not a.endswith(".rs")]
+# paths (a test patch's files; fixtures among them say nothing to cargo) and test names
+paths = [a for a in args if "/" in a or os.path.exists(a)]
+files = [a for a in paths if a.endswith(".rs")]
+names = [a for a in args if a not in paths]
 root = os.getcwd()
 runs = {}  # package dir -> target options (None: the whole package)
 for f in files:
@@ -96,7 +98,7 @@ for f in files:
         runs[d] = None
     elif runs.get(d, []) is not None:
         runs[d] = runs.get(d, []) + [x for x in t if x not in runs.get(d, [])]
-if not files:
+if not files:  # names only, or nothing: the whole workspace
     runs = {root: [("--workspace",)] if os.path.isfile("Cargo.toml") else []}
 filters = (["--"] + names + ["--exact"]) if names else []
 worst = 0

@@ -100,7 +100,7 @@ def test_the_runner_maps_test_files_to_targets_of_their_own_package(tmp_path: Pa
     base = "test --offline --no-fail-fast"
     assert _run_runner(ws, env) == [f"cargo@WS:{base} --workspace"]
     assert _run_runner(ws, env, "core/tests/io.rs", "core/tests/net/main.rs",
-                       "cli/src/main.rs") == [
+                       "cli/src/main.rs", "core/tests/data/case.json") == [
         f"cargo@WS/core:{base} --test io --test net",
         f"cargo@WS/cli:{base} --lib --bins",
     ]
