@@ -135,10 +135,32 @@ def framework(detection: Detection, pkg: dict[str, Any]) -> str:
     return "node-test"
 
 
+# `npm run x`, `yarn [run] x`, `pnpm [run] x` (flags between allowed): another script
+_RUN_SCRIPT = re.compile(r"(?<![\w-])(?:npm\s+run(?:-script)?|(?:yarn|pnpm)(?:\s+run)?)\s+"
+                         r"(?:-{1,2}[\w-]+\s+)*([\w][\w:.-]*)")
+
+
+def expand_scripts(scripts: dict[str, Any], text: str, depth: int = 4) -> str:
+    """`text` with every call of another package.json script replaced by that script's own
+    text, as a maintainer's `npm test` runs it (``"test": "npm run tests-only"``)."""
+    if depth <= 0:
+        return text
+
+    def sub(m: re.Match[str]) -> str:
+        body = scripts.get(m.group(1))
+        if not isinstance(body, str) or m.group(1) == "test":
+            return m.group(0)  # not a script (`yarn install`), or the test script itself
+        return expand_scripts(scripts, body, depth - 1)
+
+    return _RUN_SCRIPT.sub(sub, text)
+
+
 def test_script(pkg: dict[str, Any]) -> str:
+    """``scripts.test``, with the scripts it runs expanded in place ("" when it is npm's
+    placeholder)."""
     scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
     script = str(scripts.get("test", ""))
-    return "" if "no test specified" in script else script
+    return "" if "no test specified" in script else expand_scripts(scripts, script)
 
 
 def framework_notes(detection: Detection, pkg: dict[str, Any], fw: str) -> tuple[str, ...]:
@@ -509,6 +531,7 @@ _JS_RUNNERS = (  # (framework, word in scripts.test, dependency names, config-fi
     ("ava", r"\bava\b", ("ava",), ("ava.config.",)),
     ("jasmine", r"\bjasmine\b", ("jasmine",), ()),
     ("tap", r"(^|[\s;&|])(tap|node-tap)\b", ("tap",), (".taprc",)),
+    ("tape", r"(^|[\s;&|/])tape\b", ("tape",), ()),
     ("uvu", r"\buvu\b", ("uvu",), ()),
     ("node-test", r"\bnode\b[^;&|]*\s--test\b", (), ()),
 )
@@ -561,6 +584,7 @@ def read_facts(tree: Tree, language: Language) -> Facts:
     test_script = str(scripts.get("test", ""))
     if re.search(r"no test specified", test_script):
         test_script = ""
+    test_script = expand_scripts(scripts, test_script)
     if test_script:
         f.extra["test_script"] = test_script
     other_scripts = " ; ".join(str(v) for k, v in scripts.items() if "test" in k and k != "test")

@@ -6,6 +6,7 @@ only the chosen tests."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 from pathlib import Path
 
@@ -390,3 +391,20 @@ def test_per_test_command_runs_only_the_chosen(docker_engine, tmp_path, name, id
     sample = samples.get(name)
     got = run_per_test(sample, tmp_path, ids)
     assert got == {i: sample.expected[i].value for i in ids}
+
+
+def test_the_test_script_is_followed_through_the_scripts_it_runs(tmp_path):
+    """`"test": "npm run tests-only"` runs what tests-only says: its runner and its files."""
+    scripts = {"test": "npm run lint && npm run --silent tests-only",
+               "lint": "eslint .", "tests-only": "nyc tape 'test/**/*.js'",
+               "postinstall": "yarn build", "build": "tsc"}
+    pkg = {"scripts": scripts, "devDependencies": {"tape": "^5", "nyc": "^15"}}
+    assert js.test_script(pkg) == "eslint . && nyc tape 'test/**/*.js'"
+    assert js.shell_words(js.script_args(pkg, "tape")) == "'test/**/*.js'"
+    # the package manager's own commands and the test script itself are left alone
+    assert js.expand_scripts(scripts, "yarn install && npm test") == "yarn install && npm test"
+    assert js.expand_scripts(scripts, "pnpm build") == "tsc"
+    (tmp_path / "package.json").write_text(json.dumps(pkg))
+    det = detect(tmp_path)
+    assert det.test_framework == "tape"
+    assert det.extra["test_script"] == "eslint . && nyc tape 'test/**/*.js'"
