@@ -49,6 +49,7 @@ from typing import Any
 from envs.config import get_settings
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, all_deps, read_json
+from repolaunch.diagnose import rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
 
 REPORT_DIR = "/tmp/envfactory-tests"
@@ -520,6 +521,27 @@ def engines_note(spec: str) -> str:
     want = newer[0]
     return (f"engines.node {spec}: the {suite} image's {node} is outside it; Debian {want} "
             f"(Node {NODE_BY_SUITE[want][0]}) fits (suite: {want})")
+
+
+# --------------------------------------------------------------------------- diagnose
+# Node.js by era: errors that say the runtime is older (or newer) than the code's.
+
+@rule(r"ERR_REQUIRE_ESM|Invalid regular expression flags|"
+      r"SyntaxError: Unexpected token '(?:\?\?|\?\.|\?|\.|#)'|"
+      r"The engine \"node\" is incompatible with this module|"
+      r"Unsupported engine .*required: \{ node:|"
+      r"ERR_UNKNOWN_BUILTIN_MODULE|No such built-in module: node:", "setup,test")
+def _node_too_old(m, plan, phase, step):
+    if plan.language in (Language.JAVASCRIPT, Language.TYPESCRIPT):
+        yield from suites_towards(plan, "newer", "the code wants a newer Node.js")
+
+
+@rule(r"error:0308010C:digital envelope routines::unsupported|"
+      r"ERR_OSSL_EVP_UNSUPPORTED", "setup,test")
+def _node_too_new(m, plan, phase, step):
+    if plan.language in (Language.JAVASCRIPT, Language.TYPESCRIPT):
+        yield from suites_towards(plan, "older", "the code wants an older Node.js "
+                                  "(OpenSSL 3 rejects its hashing)")
 
 
 # --------------------------------------------------------------------------- detection

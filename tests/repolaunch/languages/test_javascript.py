@@ -408,3 +408,18 @@ def test_the_test_script_is_followed_through_the_scripts_it_runs(tmp_path):
     det = detect(tmp_path)
     assert det.test_framework == "tape"
     assert det.extra["test_script"] == "eslint . && nyc tape 'test/**/*.js'"
+
+
+@pytest.mark.parametrize("output, want", [
+    ("Error [ERR_REQUIRE_ESM]: require() of ES Module /x/node_modules/chalk/index.js", "trixie"),
+    ("SyntaxError: Invalid regular expression flags\n    at internalCompileFunction", "trixie"),
+    ("Error: error:0308010C:digital envelope routines::unsupported", "bullseye"),
+])
+def test_node_of_another_era_moves_the_suite(tmp_path, output, want):
+    from repolaunch.diagnose import diagnose
+
+    (tmp_path / "package.json").write_text('{"name": "x"}')
+    plan = js.JavaScriptPlugin().plan(tmp_path, Detection(primary=Language.JAVASCRIPT))
+    plan = plan.model_copy(update={"suite": "bookworm"})
+    assert [(a.kind, a.value) for a in diagnose(output, plan=plan, phase="test")][:1] == \
+        [("suite", want)]
