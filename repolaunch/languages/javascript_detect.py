@@ -1,0 +1,122 @@
+"""JavaScript and TypeScript detection facts: package manager (by lock file), test runner
+(by the test script, expanded through the scripts it runs, then dependencies, config
+files, imports of ``node:test``), Node.js and TypeScript versions."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from envs.models import Language
+from repolaunch.detect import Facts, Tree, all_deps, read_json
+
+# `npm run x`, `yarn [run] x`, `pnpm [run] x` (flags between allowed): another script
+_RUN_SCRIPT = re.compile(r"(?<![\w-])(?:npm\s+run(?:-script)?|(?:yarn|pnpm)(?:\s+run)?)\s+"
+                         r"(?:-{1,2}[\w-]+\s+)*([\w][\w:.-]*)")
+
+
+def expand_scripts(scripts: dict[str, Any], text: str, depth: int = 4) -> str:
+    """`text` with every call of another package.json script replaced by that script's own
+    text, as a maintainer's `npm test` runs it (``"test": "npm run tests-only"``)."""
+    if depth <= 0:
+        return text
+
+    def sub(m: re.Match[str]) -> str:
+        body = scripts.get(m.group(1))
+        if not isinstance(body, str) or m.group(1) == "test":
+            return m.group(0)  # not a script (`yarn install`), or the test script itself
+        return expand_scripts(scripts, body, depth - 1)
+
+    return _RUN_SCRIPT.sub(sub, text)
+
+
+_JS_RUNNERS = (  # (framework, word in scripts.test, dependency names, config-file prefixes)
+    ("vitest", r"\bvitest\b", ("vitest",), ("vitest.config.", "vitest.workspace.")),
+    ("jest", r"\bjest\b", ("jest", "ts-jest", "babel-jest"), ("jest.config.",)),
+    ("mocha", r"\bmocha\b", ("mocha",), (".mocharc",)),
+    ("ava", r"\bava\b", ("ava",), ("ava.config.",)),
+    ("jasmine", r"\bjasmine\b", ("jasmine",), ()),
+    ("tap", r"(^|[\s;&|])(tap|node-tap)\b", ("tap",), (".taprc",)),
+    ("tape", r"(^|[\s;&|/])tape\b", ("tape",), ()),
+    ("uvu", r"\buvu\b", ("uvu",), ()),
+    ("node-test", r"\bnode\b[^;&|]*\s--test\b", (), ()),
+)
+
+
+def read_facts(tree: Tree, language: Language) -> Facts:
+    f = Facts()
+    pkg = read_json(tree.read("package.json")) if tree.has("package.json") else {}
+    if tree.has("package.json"):
+        f.cite("package.json")
+    lockfiles = (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("bun.lockb", "bun"),
+                 ("bun.lock", "bun"), ("package-lock.json", "npm"), ("npm-shrinkwrap.json", "npm"))
+    manager = None
+    for name, pm in lockfiles:
+        if tree.has(name):
+            manager = pm
+            f.extra["lockfile"] = name
+            f.cite(name)
+            break
+    declared = str(pkg.get("packageManager", "")).split("@", 1)[0]
+    if manager is None and declared in ("npm", "yarn", "pnpm", "bun"):
+        manager = declared
+    if manager is None and pkg:
+        manager = "npm"
+    if manager:
+        f.build_system = f.package_manager = manager
+    tsconfig = next((p for p in ("tsconfig.json", "tsconfig.build.json") if tree.has(p)), None)
+    if tsconfig:
+        f.extra["tsconfig"] = tsconfig
+        f.cite(tsconfig)
+    if pkg.get("type") == "module":
+        f.extra["module_type"] = "module"
+    workspaces = pkg.get("workspaces")
+    if workspaces:
+        f.extra["workspaces"] = "yes"
+
+    deps = all_deps(pkg)
+    engines = pkg.get("engines") if isinstance(pkg.get("engines"), dict) else {}
+    if engines.get("node"):
+        f.versions["node"] = str(engines["node"])
+    else:
+        for name in (".nvmrc", ".node-version"):
+            if tree.has(name):
+                f.versions["node"] = tree.read(name).strip().splitlines()[0].removeprefix("v")
+                break
+    if "typescript" in deps:
+        f.versions["typescript"] = deps["typescript"]
+
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    test_script = str(scripts.get("test", ""))
+    if re.search(r"no test specified", test_script):
+        test_script = ""
+    test_script = expand_scripts(scripts, test_script)
+    if test_script:
+        f.extra["test_script"] = test_script
+    other_scripts = " ; ".join(str(v) for k, v in scripts.items() if "test" in k and k != "test")
+    found = None
+    for script in (test_script, other_scripts):
+        hits = [(m.start(), fw) for fw, word, _, _ in _JS_RUNNERS
+                for m in [re.search(word, script)] if m]
+        if hits:
+            found = min(hits)[1]
+            break
+    if found is None:
+        for fw, _, dep_names, _ in _JS_RUNNERS:
+            if any(d in deps for d in dep_names):
+                found = fw
+                break
+    if found is None:
+        for fw, _, _, prefixes in _JS_RUNNERS:
+            if prefixes and any(p.rsplit("/", 1)[-1].startswith(prefixes) and "/" not in p
+                                for p in tree.files):
+                found = fw
+                break
+    if found is None:
+        srcs = [p for p in tree.with_ext(".js", ".mjs", ".cjs", ".ts", ".mts")
+                if re.search(r"test", p, re.I)]
+        text = "\n".join(tree.read(p, 20_000) for p in srcs[:200])
+        if re.search(r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)""", text):
+            found = "node-test"
+    f.test_framework = found
+    return f
