@@ -165,11 +165,34 @@ def _regex_alternation(var: str) -> list[str]:
     ]
 
 
-def _cmake(framework: str, selected: bool) -> list[str]:
+# A CMake option that switches a project's own tests on: BUILD_TESTS, FOO_TEST,
+# gtest_build_tests, ENABLE_TESTING, FOO_ENABLE_TESTS (CTest's BUILD_TESTING is always set)
+_TEST_OPTION = re.compile(r"(?i)^(?:\w+_)?(?:build_|enable_)?test(?:s|ing)?(?:_enabled?)?$")
+_OPTION = re.compile(r"\boption\s*\(\s*([A-Za-z_][\w-]*)\s", re.I)
+
+
+def cmake_test_switches(repo: Path) -> str:
+    """``-D<option>=ON`` for every option of the top CMake files that switches tests on."""
+    files = [repo / "CMakeLists.txt", *sorted((repo / "cmake").glob("*.cmake"))]
+    names: list[str] = []
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for m in _OPTION.finditer(text):
+            if _TEST_OPTION.match(m.group(1)) and m.group(1) not in names \
+                    and m.group(1) != "BUILD_TESTING":
+                names.append(m.group(1))
+    return "".join(f" -D{n}=ON" for n in names)
+
+
+def _cmake(framework: str, selected: bool, switches: str = "") -> list[str]:
     head = [
         f'B={BUILD_DIR}; rm -rf "{REPORT}" "{XML_DIR}"; mkdir -p "{XML_DIR}" "$B"',
         'G=; [ -f "$B/CMakeCache.txt" ] || G="-G Ninja"',
-        'cmake -S . -B "$B" $G -DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=ON || exit 1',
+        f'cmake -S . -B "$B" $G -DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=ON{switches} '
+        '|| exit 1',
         'cmake --build "$B" --parallel "$(nproc)" -- -k 0 || echo "envfactory: build failed" >&2',
     ]
     quoted_b = '"$B"'
@@ -295,12 +318,16 @@ class NativePlugin:
                 framework or "", "junit:name"
             )
             framework = framework if framework in MARKERS else "ctest"
+            switches = cmake_test_switches(repo)
+            if switches:
+                notes.append(f"CMake options that switch tests on:{switches}")
             setup = [
                 f"mkdir -p {BUILD_DIR} && cmake -S . -B {BUILD_DIR} -G Ninja "
-                "-DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=ON",
+                f"-DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=ON{switches}",
                 f'cmake --build {BUILD_DIR} --parallel "$(nproc)"',
             ]
-            test, per_test = _cmake(framework, False), _cmake(framework, True)
+            test = _cmake(framework, False, switches)
+            per_test = _cmake(framework, True, switches)
             deps = ("CMakeLists.txt", "**/CMakeLists.txt", "cmake/*.cmake", "*.cmake")
         elif build == "autotools":
             framework, fmt, report_path = "automake", "automake", None

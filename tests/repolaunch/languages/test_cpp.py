@@ -95,3 +95,21 @@ def test_per_test_command_and_an_older_commit(docker_engine, tmp_path):
         samples.get("cpp-ringbuf"), tmp_path / "b",
         ["push and pop", "push and pop > fifo order", "push and pop > single element",
          "zero capacity is kept"])
+
+
+def test_cmake_options_that_switch_tests_on_are_set(tmp_path):
+    """A project whose tests hide behind its own option (googletest's gtest_build_tests,
+    fmt's FMT_TEST) gets it switched on; other options are left alone."""
+    from repolaunch.languages.c import cmake_test_switches
+
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.14)\nproject(x CXX)\n"
+        'option(gtest_build_tests "Build all of gtest\'s own tests." OFF)\n'
+        'option(FMT_TEST "Generate the test target." ${FMT_MASTER_PROJECT})\n'
+        'option(BUILD_SHARED_LIBS "shared" OFF)\noption(FMT_DOC "docs" ON)\n'
+        "option(BUILD_TESTING \"ctest's own\" ON)\n")
+    assert cmake_test_switches(tmp_path) == " -Dgtest_build_tests=ON -DFMT_TEST=ON"
+    det = Detection(primary=Language.CPP, build_system="cmake", test_framework="gtest")
+    plan = get("cpp").plan(tmp_path, det)
+    assert "-Dgtest_build_tests=ON -DFMT_TEST=ON" in plan.setup_steps[0]
+    assert "-Dgtest_build_tests=ON" in plan.test_command
