@@ -138,6 +138,14 @@ def _missing_command(m, plan, phase, step):
         yield _apt(COMMAND_PACKAGES[cmd], f"missing command {cmd}")
 
 
+# node-gyp (a native npm module built from source) names what it misses its own way.
+@rule(r"gyp ERR! stack Error: not found: ([\w.+-]+)|gyp ERR! (?:find Python|stack Error: "
+      r"Can't find Python)|gyp ERR! stack Error: `(make|g\+\+|gcc|cc)` failed")
+def _node_gyp(m, plan, phase, step):
+    what = m.group(1) or m.group(2) or "Python"
+    yield _apt("python3 make g++", f"node-gyp builds a native module and misses {what}")
+
+
 @rule(r"No module named '([\w.]+)'")
 def _missing_module(m, plan, phase, step):
     if plan.language.value != "python":

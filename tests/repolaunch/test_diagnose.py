@@ -107,3 +107,13 @@ def test_a_time_machine_that_finds_nothing_falls_back_to_today():
     out = "  x No solution found when resolving dependencies:"
     (action,) = diagnose(out, plan=plan(Language.PYTHON), phase="setup", step=step)
     assert action.value == "uv pip install -e ."
+
+
+def test_node_gyp_gets_its_toolchain():
+    """An old native npm module builds from source: node-gyp's own words for a missing
+    make, compiler or Python bring python3, make and g++."""
+    plan_js = plan(Language.JAVASCRIPT)
+    for out in ("gyp ERR! stack Error: not found: make\n", "gyp ERR! find Python\n",
+                "gyp ERR! stack Error: `make` failed with exit code: 2\n"):
+        (action,) = diagnose(out, plan=plan_js, phase="setup")
+        assert action.value.endswith("install -y -qq --no-install-recommends python3 make g++")
