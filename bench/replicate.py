@@ -13,8 +13,10 @@ causes counted by their typed reason (`repolaunch.importer.CAUSES`).
 
 Resumable: each finished instance is appended to a state file per system under
 ``$ENVFACTORY_HOME/bench/replicate/``; a rerun with the same arguments skips it. The table is
-printed and written to ``docs/replication.md`` (``--out``); a hand-written section of that file
-headed "Reading the figures" is kept. An instance whose repository is
+printed and written to ``docs/replication.md`` (``--out``) as this dataset's section (between
+``<!-- replicate:<dataset> -->`` markers); other datasets' sections and the hand-written part
+headed "Reading the figures" are kept. A dataset of several languages gets a table per
+language too. An instance whose repository is
 not under ``--repos`` is left out of the sample and named in the table's notes.
 
 The naive baseline (``--baseline naive``): Python 3.11 (the default image), ``uv pip install
@@ -254,20 +256,9 @@ def _rate(k: int, n: int) -> str:
     return f"{k}/{n} ({100 * k / n:.0f}%)" if n else "-"
 
 
-def markdown(groups: dict[str, dict[str, Any]], naive: dict[str, dict[str, Any]] | None,
-             causes: Counter, naive_causes: Counter | None, *, command: str, notes: list[str]
-             ) -> str:
-    lines = ["# Replication of SWE-bench instances", "",
-             f"Measured {datetime.now(timezone.utc):%Y-%m-%d} with:", "",
-             f"    {command}", "",
-             "Figures are per repository and in total. *Built*: an environment image exists; "
-             "*ran*: some test run reported per-test results; *F2P identical*: our "
-             "FAIL_TO_PASS equals the dataset's (ids compared as SWE-bench's parser writes "
-             "them, absolute paths in parameters reduced to their last part); *P2P J*: "
-             "median Jaccard of PASS_TO_PASS; *gold*: the reference patch resolves, evaluated "
-             "by `envfactory eval`'s harness on the tasks registered; minutes per instance "
-             "on this 2-core machine (median / p90).", "",
-             "| repository | n | built | ran | F2P identical | P2P J | gold | min (med / p90) |"
+def _table(groups: dict[str, dict[str, Any]], naive: dict[str, dict[str, Any]] | None,
+           first: str) -> list[str]:
+    lines = [f"| {first} | n | built | ran | F2P identical | P2P J | gold | min (med / p90) |"
              + (" naive: built | ran | F2P identical | P2P J | min (med) |" if naive else ""),
              "|---|---|---|---|---|---|---|---|" + ("---|---|---|---|---|" if naive else "")]
     for name, f in groups.items():
@@ -283,7 +274,27 @@ def markdown(groups: dict[str, dict[str, Any]], naive: dict[str, dict[str, Any]]
                       _rate(g.get("f2p_identical", 0), g.get("n", 0)),
                       str(g.get("p2p_jaccard_median")), str(g.get("minutes_median"))]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "## Why an instance does not agree", "",
+    return lines
+
+
+def markdown(groups: dict[str, dict[str, Any]], naive: dict[str, dict[str, Any]] | None,
+             causes: Counter, naive_causes: Counter | None, *, command: str, notes: list[str],
+             dataset: str = "", languages: dict[str, dict[str, Any]] | None = None) -> str:
+    """One dataset's section of the replication document."""
+    lines = [f"## {dataset or 'Dataset'}", "",
+             f"Measured {datetime.now(timezone.utc):%Y-%m-%d} with:", "",
+             f"    {command}", "",
+             "Figures are per repository and in total. *Built*: an environment image exists; "
+             "*ran*: some test run reported per-test results; *F2P identical*: our "
+             "FAIL_TO_PASS equals the dataset's (ids compared as SWE-bench's parser writes "
+             "them, absolute paths in parameters reduced to their last part); *P2P J*: "
+             "median Jaccard of PASS_TO_PASS; *gold*: the reference patch resolves, evaluated "
+             "by `envfactory eval`'s harness on the tasks registered; minutes per instance "
+             "on this 2-core machine (median / p90).", "",
+             *_table(groups, naive, "repository")]
+    if languages and len(languages) > 2:  # more than one language, and the total
+        lines += ["", "### By language", "", *_table(languages, None, "language")]
+    lines += ["", "### Why an instance does not agree", "",
               "| cause | envfactory" + (" | naive |" if naive_causes is not None else " |"),
               "|---|---|" + ("---|" if naive_causes is not None else "")]
     from repolaunch.importer import CAUSES
@@ -294,28 +305,39 @@ def markdown(groups: dict[str, dict[str, Any]], naive: dict[str, dict[str, Any]]
                      + (f" | {naive_causes.get(cause, 0)} |" if naive_causes is not None
                         else " |"))
     if notes:
-        lines += ["", "## Notes", "", *[f"- {n}" for n in notes]]
+        lines += ["", "### Notes", "", *[f"- {n}" for n in notes]]
     return "\n".join(lines) + "\n"
 
 
 NOTES_HEADING = "## Reading the figures"
+TITLE = "# Replication of real instances"
 
 
-def kept_notes(path: Path) -> str:
-    """The hand-written section of an earlier table (from NOTES_HEADING on), kept."""
+def write_section(path: Path, key: str, section: str) -> None:
+    """Put one dataset's section into the document: in place of its earlier one, else
+    before the hand-written notes (NOTES_HEADING), else at the end. Everything else in
+    the file (other datasets' sections, the notes) is kept."""
+    begin, end = f"<!-- replicate:{key} -->", f"<!-- /replicate:{key} -->"
+    block = f"{begin}\n{section.rstrip()}\n{end}\n"
     try:
         text = path.read_text()
     except OSError:
-        return ""
-    i = text.find("\n" + NOTES_HEADING)
-    return "" if i < 0 else text[i:]
+        text = f"{TITLE}\n\n"
+    i, j = text.find(begin), text.find(end)
+    if i >= 0 and j > i:
+        text = text[:i] + block + text[j + len(end):].lstrip("\n")
+    else:
+        k = text.find("\n" + NOTES_HEADING)
+        text = (text[:k + 1] + block + "\n" + text[k + 1:]) if k >= 0 \
+            else text.rstrip("\n") + "\n\n" + block
+    path.write_text(text)
 
 
-def by_repo(rows: list[InstanceReport], gold: dict[str, bool] | None
-            ) -> dict[str, dict[str, Any]]:
+def by_repo(rows: list[InstanceReport], gold: dict[str, bool] | None, *,
+            key: str = "repo") -> dict[str, dict[str, Any]]:
     groups: dict[str, list[InstanceReport]] = defaultdict(list)
     for r in rows:
-        groups[r.repo].append(r)
+        groups[str(getattr(r, key) or "unknown")].append(r)
     out = {repo: figures(rs, gold) for repo, rs in sorted(groups.items())}
     out["total"] = figures(rows, gold)
     return out
@@ -365,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
              f"{sum(t.repo == repo for t in all_tasks)} instance(s) are left out"
              for repo in missing]
     cmd = "bench/replicate.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    text = markdown(groups, naive_groups, causes, naive_causes, command=cmd, notes=notes)
+    text = markdown(groups, naive_groups, causes, naive_causes, command=cmd, notes=notes,
+                    dataset=args.dataset.stem, languages=by_repo(ours, gold, key="language"))
     if args.json:
         print(json.dumps({"envfactory": groups, "naive": naive_groups,
                           "causes": dict(causes), "naive_causes": dict(naive_causes or {}),
@@ -373,8 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(text)
     if not args.no_write:
-        args.out.write_text(text + kept_notes(args.out))
-        log(f"wrote {args.out}")
+        write_section(args.out, args.dataset.stem, text)
+        log(f"wrote the {args.dataset.stem} section of {args.out}")
     return 0
 
 

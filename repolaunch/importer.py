@@ -138,6 +138,7 @@ def agreement(ours: list[str], theirs: list[str], *, form: Callable[[str], str] 
 class InstanceReport(BaseModel):
     instance_id: str
     repo: str = ""
+    language: str | None = None  # what the checkout was detected as (when it got that far)
     status: Status
     cause: Cause | None = None  # why FAIL_TO_PASS is not identical (None: it is)
     error: str | None = None  # one line, for status "error"
@@ -348,6 +349,7 @@ def _default_launch(repo: Path, commit: str, log: Log, registry: Any, *,
         why = (res.failure or "the environment did not build").splitlines()[0][:300]
         err = InstanceError(f"build failed: {why}", _launch_cause(why))
         err.transcript = res.transcript_path  # type: ignore[attr-defined]
+        err.language = res.plan.language.value  # type: ignore[attr-defined]
         raise err
     return Launched(env=res.env, per_test_command=res.plan.per_test_command,
                     scope_command=res.plan.scope_command,
@@ -514,10 +516,12 @@ def _one(task: SWETask, *, repos: Path | None, cache: Path, clone_base: str, bui
             built = launch_fn(repo, task.base_commit, log, reg, probe=files)
         except InstanceError as exc:
             _keep_transcript(logs, getattr(exc, "transcript", None))
+            row.language = getattr(exc, "language", None)
             raise
         _keep_transcript(logs, built.transcript)
         env = built.env
         row.env_image, row.built = built.image or None, True
+        row.language = getattr(getattr(env, "language", None), "value", None)
         resolved = dict(getattr(env, "resolved", None) or {})
         row.python = resolved.get("#python")
         row.resolved_as_of = resolved.get("#resolved-as-of")
