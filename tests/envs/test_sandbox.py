@@ -327,25 +327,32 @@ def test_gc_keeps_live_owners(sb):
     assert sb.alive()
 
 
-def test_gc_mine_takes_this_process_containers_even_unheld(image, fresh, docker_engine):
+def test_gc_mine_takes_this_process_containers_even_unheld(image, sb, docker_engine):
     """An interrupt between the engine creating a container and a Sandbox holding it leaves
-    a container nobody closes; an interrupted command sweeps its own on the way out."""
-    from envs.sandbox import KIND_LABEL, LABEL, OWNER_LABEL, _owner
+    a container nobody closes; an interrupted command sweeps its own on the way out, and
+    only its own (another live process's sandbox stays)."""
+    from envs.sandbox import KIND_LABEL, LABEL, OWNER_LABEL
     api = docker_engine.api
-    held = fresh()
-    stray = api.create_container(image, command=["sleep", "60"], entrypoint=[""],
-                                 labels={LABEL: "1", OWNER_LABEL: _owner(), KIND_LABEL: "container"})["Id"]
     other = api.create_container(image, command=["sleep", "60"], entrypoint=[""],
-                                 labels={LABEL: "1", OWNER_LABEL: "elsewhere:1", KIND_LABEL: "container"})["Id"]
+                                 labels={LABEL: "1", OWNER_LABEL: "elsewhere:1",
+                                         KIND_LABEL: "container"})["Id"]
     try:
-        removed = gc(mine=True)
-        assert stray in removed and held.id in removed
-        assert other not in removed
+        held, stray, *removed = _in_child(f"""
+            from envs import engine
+            from envs.sandbox import KIND_LABEL, LABEL, OWNER_LABEL, Sandbox, _owner, gc
+            held = Sandbox.start({image!r})
+            stray = engine.client().api.create_container(
+                {image!r}, command=["sleep", "60"], entrypoint=[""],
+                labels={{LABEL: "1", OWNER_LABEL: _owner(), KIND_LABEL: "container"}})["Id"]
+            print(held.id, stray, *gc(mine=True), flush=True)
+        """)
+        assert held in removed and stray in removed
+        assert other not in removed and sb.id not in removed
+        assert sb.alive()
         api.inspect_container(other)  # another owner's container is still there
     finally:
-        for cid in (stray, other):
-            with contextlib.suppress(NotFound):
-                api.remove_container(cid, force=True)
+        with contextlib.suppress(NotFound):
+            api.remove_container(other, force=True)
 
 
 # ------------------------------------------------------------------ files
