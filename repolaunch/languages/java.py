@@ -26,6 +26,7 @@ from pathlib import Path
 
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, first_match
+from repolaunch.diagnose import Action, rule
 from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory/junit.xml"
@@ -177,6 +178,21 @@ def _javac(repo: Path, detection: Detection) -> dict:
         notes=(f"plain javac; JUnit console launcher {CONSOLE_VERSION}"
                + (" with JUnit 4 (vintage engine)" if "junit4" in flavors else ""),),
     )
+
+
+# --------------------------------------------------------------------------- diagnose
+
+# Old code asks javac for a language level today's JDK no longer has (Java 6 on JDK 17).
+# Maven reads extra command-line properties from .mvn/maven.config (3.3.1 and later), and a
+# user property outranks the pom's: the lowest level the JDK still compiles.
+@rule(r"(?:Source|Target) option \S+ is no longer supported\. Use (\d+) or later", "setup,test")
+def _language_level_too_old(m, plan, phase, step):
+    if plan.language is Language.JAVA:
+        level = m.group(1)
+        yield Action("shell", f"mkdir -p .mvn && printf ' %s' -Dmaven.compiler.source={level} "
+                     f"-Dmaven.compiler.target={level} >> .mvn/maven.config",
+                     f"javac no longer compiles that language level: {level}, the lowest "
+                     "it does")
 
 
 # --------------------------------------------------------------------------- detection

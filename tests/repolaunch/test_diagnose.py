@@ -117,3 +117,12 @@ def test_node_gyp_gets_its_toolchain():
                 "gyp ERR! stack Error: `make` failed with exit code: 2\n"):
         (action,) = diagnose(out, plan=plan_js, phase="setup")
         assert action.value.endswith("install -y -qq --no-install-recommends python3 make g++")
+
+
+def test_java_code_older_than_the_jdk_compiles_at_the_lowest_level_it_has():
+    out = ("[ERROR] COMPILATION ERROR :\n[ERROR] Source option 6 is no longer supported. "
+           "Use 7 or later.\n[ERROR] Target option 6 is no longer supported. Use 7 or later.\n")
+    (action,) = diagnose(out, plan=plan(Language.JAVA), phase="setup")
+    assert action.kind == "shell" and ".mvn/maven.config" in action.value
+    assert "-Dmaven.compiler.source=7" in action.value
+    assert diagnose(out, plan=plan(Language.GO), phase="setup") == []
