@@ -22,6 +22,7 @@ from pathlib import Path
 
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, first_match
+from repolaunch.diagnose import rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory/gotest.json"
@@ -65,6 +66,15 @@ def _run_regex(tests_var: str) -> str:
 
     Subtest ids select their parent; the report then holds every subtest of it."""
     return f'R=$(for t in {tests_var}; do echo "${{t%%/*}}"; done | sort -u | paste -sd"|" -)'
+
+
+# --------------------------------------------------------------------------- diagnose
+
+@rule(r"go: go\.mod requires go >= ([\d.]+)|go\.mod requires go ([\d.]+)|"
+      r"invalid go version '([\d.]+)'|unknown directive: toolchain")
+def _go_version(m, plan, phase, step):
+    if plan.language is Language.GO:
+        yield from suites_towards(plan, "newer", "the module wants a newer Go")
 
 
 # --------------------------------------------------------------------------- detection

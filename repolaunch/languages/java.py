@@ -26,7 +26,7 @@ from pathlib import Path
 
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, first_match
-from repolaunch.diagnose import Action, rule
+from repolaunch.diagnose import Action, rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory/junit.xml"
@@ -193,6 +193,20 @@ def _language_level_too_old(m, plan, phase, step):
                      f"-Dmaven.compiler.target={level} >> .mvn/maven.config",
                      f"javac no longer compiles that language level: {level}, the lowest "
                      "it does")
+
+
+@rule(r"invalid (?:target|source) release: (\d+)|release version (\d+) not supported|"
+      r"class file version (\d+)")
+def _java_version(m, plan, phase, step):
+    if plan.language is Language.JAVA:
+        yield from suites_towards(plan, "newer", "the repository wants a newer JDK")
+
+
+@rule(r"Detected Maven Version: \S+ is not in the allowed range|"
+      r"requires Maven version|Maven \d[\d.]* or (?:newer|later) is required", "setup,test")
+def _maven_version(m, plan, phase, step):
+    if plan.language is Language.JAVA:
+        yield from suites_towards(plan, "newer", "the project wants a newer Maven")
 
 
 # --------------------------------------------------------------------------- detection

@@ -49,7 +49,7 @@ from typing import Any
 from envs.config import get_settings
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree
-from repolaunch.diagnose import rule, suites_towards
+from repolaunch.diagnose import Action, apt_action, rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
 from repolaunch.languages.javascript_detect import expand_scripts, read_facts
 
@@ -508,9 +508,10 @@ def engines_note(spec: str) -> str:
 # Node.js by era: errors that say the runtime is older (or newer) than the code's.
 
 @rule(r"ERR_REQUIRE_ESM|Invalid regular expression flags|"
-      r"SyntaxError: Unexpected token '(?:\?\?|\?\.|\?|\.|#)'|"
-      r"The engine \"node\" is incompatible with this module|"
+      r"SyntaxError: Unexpected token '(?:\?\?=?|\?\.|\|\|=|&&=|#)'|"
+      r"npm ERR! code EBADENGINE|The engine \"node\" is incompatible with this module|"
       r"Unsupported engine .*required: \{ node:|"
+      r"ReferenceError: (?:crypto|structuredClone|fetch) is not defined|"
       r"ERR_UNKNOWN_BUILTIN_MODULE|No such built-in module: node:", "setup,test")
 def _node_too_old(m, plan, phase, step):
     if plan.language in (Language.JAVASCRIPT, Language.TYPESCRIPT):
@@ -523,6 +524,29 @@ def _node_too_new(m, plan, phase, step):
     if plan.language in (Language.JAVASCRIPT, Language.TYPESCRIPT):
         yield from suites_towards(plan, "older", "the code wants an older Node.js "
                                   "(OpenSSL 3 rejects its hashing)")
+
+
+# node-gyp (a native npm module built from source) names what it misses its own way.
+@rule(r"gyp ERR! stack Error: not found: ([\w.+-]+)|gyp ERR! (?:find Python|stack Error: "
+      r"Can't find Python)|gyp ERR! stack Error: `(make|g\+\+|gcc|cc)` failed")
+def _node_gyp(m, plan, phase, step):
+    what = m.group(1) or m.group(2) or "Python"
+    yield apt_action("python3 make g++", f"node-gyp builds a native module and misses {what}")
+
+
+@rule(r"Cannot find module '[^']*/(?:dist|build|lib|out)/[^']*'|"
+      r"Error: Cannot find module '\.\./(?:dist|build|lib)", "test")
+def _build_step(m, plan, phase, step):
+    if plan.language.value in ("javascript", "typescript"):
+        yield Action("setup", "npm run build --if-present", "a build step is missing")
+
+
+@rule(r"ETARGET|No matching version found for|notarget", "setup")
+def _npm_time_machine(m, plan, phase, step):
+    # The registry's dates are not always publication dates (mirrors): resolve today's world.
+    if "--before" in step:
+        yield Action("replace", re.sub(r"\s*--before[= ]\S+", "", step),
+                     "nothing matches the dependencies as of the commit date")
 
 
 @register("javascript")

@@ -28,6 +28,7 @@ from pathlib import Path
 from envs.config import get_settings
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, read_json
+from repolaunch.diagnose import rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory-phpunit.xml"
@@ -168,6 +169,14 @@ def _tests_dir(repo: Path) -> str:
         if (repo / name).is_dir():
             return name
     return "."
+
+
+# --------------------------------------------------------------------------- diagnose
+
+@rule(r"No tests found in class|PHPUnit\\Framework\\Attributes", "test")
+def _phpunit_version(m, plan, phase, step):
+    if plan.language is Language.PHP:
+        yield from suites_towards(plan, "newer", "the tests want a newer PHPUnit")
 
 
 # --------------------------------------------------------------------------- detection

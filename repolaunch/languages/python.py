@@ -42,7 +42,6 @@ from envs.config import get_settings
 from envs.models import Language
 from repolaunch import timemachine as tm_mod
 from repolaunch.detect import Detection, Facts, Tree, first_match, read_toml
-from repolaunch.diagnose import AS_OF_FILE
 from repolaunch.languages import Plan, Traits, register
 from repolaunch.languages.python_deps import (
     REQUIREMENT_GLOBS,
@@ -52,6 +51,7 @@ from repolaunch.languages.python_deps import (
     project_name,
     requirement_files,
 )
+from repolaunch.languages.python_diagnose import AS_OF_FILE
 from repolaunch.languages.python_runners import detect_runner
 
 try:  # Python 3.11+

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, first_match
+from repolaunch.diagnose import apt_action, rule
 from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory-rspec.json"
@@ -129,6 +130,24 @@ def apt_gems_step(repo: Path) -> str | None:
 def has_rake_test_task(repo: Path) -> bool:
     text = _read(repo / "Rakefile") or _read(repo / "rakefile") or _read(repo / "Rakefile.rb")
     return bool(re.search(r"Rake::TestTask|Minitest::TestTask|task\s*\(?\s*:test\b", text))
+
+
+# --------------------------------------------------------------------------- diagnose
+
+# Ruby gems the registry cannot give are often packaged by Debian as ruby-<name>.
+RUBY_DEBS = {"pry": "pry", "rake": "rake", "rspec": "ruby-rspec", "byebug": "ruby-byebug",
+             "simplecov": "ruby-simplecov", "rack/test": "ruby-rack-test",
+             "active_support": "ruby-activesupport", "activesupport": "ruby-activesupport"}
+
+
+@rule(r"cannot load such file -- ([\w/.-]+) \(LoadError\)")
+def _ruby_load_error(m, plan, phase, step):
+    if plan.language is not Language.RUBY:
+        return
+    lib = m.group(1)
+    top = lib.split("/")[0]
+    pkg = RUBY_DEBS.get(lib) or RUBY_DEBS.get(top) or f"ruby-{top.replace('_', '-')}"
+    yield apt_action(pkg, f"missing Ruby library {lib}")
 
 
 # --------------------------------------------------------------------------- detection

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from envs.models import Language
-from repolaunch.diagnose import AS_OF_FILE, diagnose, pip_install, signature
+from repolaunch.diagnose import diagnose, signature
 from repolaunch.languages import Plan
+from repolaunch.languages.python_diagnose import AS_OF_FILE, pip_install
 
 
 def plan(lang: Language = Language.C) -> Plan:
