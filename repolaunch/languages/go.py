@@ -151,8 +151,10 @@ class GoPlugin:
             report_path=REPORT,
             per_test_command=per_test,
             # the packages that hold the files (a Go test file is its directory's package)
-            scope_command=(f'{base} $(for f in {{tests}}; do echo "./$(dirname "$f")"; done '
-                           f"| sort -u) > {REPORT}"),
+            # (fixtures among the files say nothing; no Go file at all: every package)
+            scope_command=('P=$(for f in {tests}; do case "$f" in *.go) '
+                           'echo "./$(dirname "$f")";; esac; done | sort -u); '
+                           f"{base} ${{P:-./...}} > {REPORT}"),
             env=env,
             dependency_files=("go.mod", "go.sum", "**/go.mod", "**/go.sum", "go.work",
                               "go.work.sum", "vendor/modules.txt"),

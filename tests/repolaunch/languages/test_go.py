@@ -113,3 +113,29 @@ def test_sample_history(name):
         assert refs == (set(planted[0].issues) if planted else set()), commit.message
     statuses_at_head = set(sample.expected.values())
     assert {TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED} <= statuses_at_head
+
+
+def test_a_scoped_run_tests_the_packages_that_hold_the_files(tmp_path, monkeypatch):
+    """SWE-bench's scope: the test patch's files. A Go test file is its directory's package;
+    fixtures among the files say nothing, and with no Go file at all every package runs."""
+    import os
+    import subprocess
+
+    from repolaunch.validate import scoped_command
+
+    plan = languages.get("go").plan(tmp_path, Detection(primary=Language.GO))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "go").write_text('#!/bin/sh\necho "go $*"\n')
+    (bindir / "go").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
+
+    def run(*files: str) -> str:
+        cmd = scoped_command(plan.scope_command, list(files)).replace(go.REPORT, "/dev/stdout")
+        return subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    assert run("binding/header_test.go", "binding/testdata/h.golden", "render/a_test.go",
+               "binding/query_test.go") == "go test -json -count=1 ./binding ./render"
+    assert run("gin_test.go") == "go test -json -count=1 ./."
+    assert run("testdata/only.golden") == "go test -json -count=1 ./..."
