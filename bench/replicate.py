@@ -196,15 +196,35 @@ def run_naive(tasks: list[SWETask], repos: Path, state: Path, log: Any) -> list[
 # --------------------------------------------------------------------------- envfactory
 
 
+def _state_ids(state: Path) -> set[str]:
+    if not state.is_file():
+        return set()
+    out = set()
+    for line in state.read_text().splitlines():
+        try:
+            out.add(json.loads(line)["instance_id"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn last line
+    return out
+
+
 def run_ours(dataset: Path, tasks: list[SWETask], repos: Path, state: Path, log: Any,
-             timeout: float | None) -> tuple[list[InstanceReport], dict[str, bool]]:
-    """The importer over the sample (registering what verifies), then gold on the registered."""
+             timeout: float | None, deadline: float | None = None,
+             skipped: list[str] | None = None) -> tuple[list[InstanceReport], dict[str, bool]]:
+    """The importer over the sample (registering what verifies), then gold on the registered.
+    Past `deadline` (time.monotonic()), instances not already in the state file are left
+    for a later run and named in `skipped`."""
     from envs.registry import Registry
     from harness.evaluate import evaluate
 
     order = {t.instance_id: i for i, t in enumerate(tasks)}
     rows: list[InstanceReport] = []
+    done = _state_ids(state)
     for i, task in enumerate(tasks, 1):
+        if deadline is not None and time.monotonic() > deadline and task.instance_id not in done:
+            if skipped is not None:
+                skipped.append(task.instance_id)
+            continue
         log(f"[envfactory {i}/{len(tasks)}] {task.instance_id}")
         rep = import_instances(dataset, repos=repos, instance_ids=[task.instance_id],
                                register=True, state=state, timeout=timeout, log=log)
@@ -355,6 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", choices=["naive"], default=None)
     ap.add_argument("--instance-id", "-i", action="append", default=None)
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per test run")
+    ap.add_argument("--budget-minutes", type=float, default=None,
+                    help="start no new instance after this long; the table holds what is "
+                         "done, and a rerun resumes")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "replication.md")
     ap.add_argument("--no-write", action="store_true", help="print only")
     ap.add_argument("--json", action="store_true")
@@ -375,8 +398,10 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{len(tasks)} instance(s) of {len({t.repo for t in tasks})} repositories; state in "
         f"{state_dir}/{key}-*.jsonl")
 
+    deadline = (time.monotonic() + 60 * args.budget_minutes) if args.budget_minutes else None
+    skipped: list[str] = []
     ours, gold = run_ours(args.dataset, tasks, args.repos, state_dir / f"{key}-envfactory.jsonl",
-                          log, args.timeout)
+                          log, args.timeout, deadline, skipped)
     naive_rows = run_naive(tasks, args.repos, state_dir / f"{key}-naive.jsonl", log) \
         if args.baseline == "naive" else None
     groups = by_repo(ours, gold)
@@ -386,6 +411,10 @@ def main(argv: list[str] | None = None) -> int:
     notes = [f"{repo}: no mirror under --repos; its "
              f"{sum(t.repo == repo for t in all_tasks)} instance(s) are left out"
              for repo in missing]
+    if skipped:
+        notes.append(f"{len(skipped)} of {len(tasks)} sampled instance(s) not measured yet "
+                     f"(time budget); the same command resumes: "
+                     + ", ".join(skipped[:20]) + ("..." if len(skipped) > 20 else ""))
     cmd = "bench/replicate.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     text = markdown(groups, naive_groups, causes, naive_causes, command=cmd, notes=notes,
                     dataset=args.dataset.stem, languages=by_repo(ours, gold, key="language"))

@@ -62,3 +62,21 @@ def test_each_dataset_keeps_its_own_section_and_the_notes_stay(tmp_path: Path) -
     fresh = tmp_path / "new.md"
     replicate.write_section(fresh, "dev", "## dev\n")
     assert fresh.read_text().startswith(replicate.TITLE)
+
+
+def test_past_its_time_budget_a_run_keeps_what_is_done_and_leaves_the_rest(
+        tmp_path: Path, tmp_home) -> None:
+    import json
+
+    rows = [_task("a/x", 1), _task("a/x", 2)]
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text("".join(json.dumps(t.to_swebench()) + "\n" for t in rows))
+    state = tmp_path / "state.jsonl"
+    done = _row("a/x", "go", exact=True, minutes=1).model_copy(
+        update={"instance_id": rows[0].instance_id})
+    state.write_text(done.model_dump_json() + "\n")
+    skipped: list[str] = []
+    got, gold = replicate.run_ours(dataset, rows, tmp_path, state, lambda m: None, None,
+                                   deadline=0.0, skipped=skipped)
+    assert [r.instance_id for r in got] == [rows[0].instance_id]
+    assert skipped == [rows[1].instance_id] and gold == {}
