@@ -106,6 +106,37 @@ def commit_date(repo: Path) -> str | None:
     return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# Yarn 2+ ("berry") as such a repository needs it: its lock file may be rewritten (a lock of
+# another day), packages laid out in node_modules (the runners are called from there), the
+# npm registry (berry's default host is not the one that answers here), no telemetry.
+BERRY_ENV = ("YARN_ENABLE_IMMUTABLE_INSTALLS=false YARN_NODE_LINKER=node-modules "
+             "YARN_NPM_REGISTRY_SERVER=https://registry.npmjs.org YARN_ENABLE_TELEMETRY=0 "
+             "YARN_ENABLE_GLOBAL_CACHE=false")
+
+
+def yarn_berry(repo: Path) -> str | None:
+    """The command that runs the repository's own Yarn 2+ (its ``yarnPath`` release, else
+    the version ``packageManager`` names, from npm), or None for Yarn 1 / no Yarn."""
+    try:
+        rc = (repo / ".yarnrc.yml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        rc = ""
+    path = re.search(r"(?m)^yarnPath:\s*['\"]?([^'\"\s]+)", rc)
+    if path and (repo / path.group(1)).is_file() and ".." not in path.group(1):
+        return f"node {shlex.quote(path.group(1))}"
+    manager = str(package_json(repo).get("packageManager") or "")
+    m = re.match(r"yarn@(\d+)\.([\w.+-]+)", manager)
+    if m and int(m.group(1)) >= 2:
+        return f"npx --yes -p @yarnpkg/cli-dist@{m.group(1)}.{m.group(2).split('+')[0]} yarn"
+    try:
+        head = (repo / "yarn.lock").read_text(encoding="utf-8", errors="replace")[:2000]
+    except OSError:
+        head = ""
+    if rc or "__metadata:" in head:
+        return "npx --yes -p @yarnpkg/cli-dist yarn"
+    return None
+
+
 def setup_steps(repo: Path, detection: Detection) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(steps, notes) for installing the dependencies."""
     flags = "--no-audit --no-fund"
@@ -113,6 +144,10 @@ def setup_steps(repo: Path, detection: Detection) -> tuple[tuple[str, ...], tupl
         return (f"npm ci {flags}",), ("npm ci: the committed lockfile pins every version",)
     if (repo / "pnpm-lock.yaml").is_file():
         return ("npx --yes pnpm@8 install --frozen-lockfile",), ("pnpm-lock.yaml pins versions",)
+    berry = yarn_berry(repo) if (repo / "yarn.lock").is_file() else None
+    if berry:
+        return (f"{BERRY_ENV} {berry} install",), \
+            ("yarn.lock of Yarn 2+: the repository's own Yarn installs it",)
     if (repo / "yarn.lock").is_file():
         return ("npx --yes yarn@1 install --frozen-lockfile --ignore-engines --non-interactive",), \
             ("yarn.lock pins versions",)

@@ -423,3 +423,24 @@ def test_node_of_another_era_moves_the_suite(tmp_path, output, want):
     plan = plan.model_copy(update={"suite": "bookworm"})
     assert [(a.kind, a.value) for a in diagnose(output, plan=plan, phase="test")][:1] == \
         [("suite", want)]
+
+
+def test_yarn_2_and_later_install_with_the_repositorys_own_yarn(tmp_path):
+    """Yarn 1's flags (--frozen-lockfile, --ignore-engines) are errors to Yarn 2+: a berry
+    repository installs with its own release, node_modules laid out, from npm's registry."""
+    det = Detection(primary=Language.JAVASCRIPT)
+    (tmp_path / "package.json").write_text('{"name": "x", "packageManager": "yarn@3.5.0"}')
+    (tmp_path / "yarn.lock").write_text("__metadata:\n  version: 6\n")
+    assert js.yarn_berry(tmp_path) == "npx --yes -p @yarnpkg/cli-dist@3.5.0 yarn"
+    (tmp_path / ".yarn" / "releases").mkdir(parents=True)
+    (tmp_path / ".yarn" / "releases" / "yarn-3.5.0.cjs").write_text("")
+    (tmp_path / ".yarnrc.yml").write_text("nodeLinker: pnp\nyarnPath: .yarn/releases/yarn-3.5.0.cjs\n")
+    (step,) = js.JavaScriptPlugin().plan(tmp_path, det).setup_steps
+    assert step.endswith("node .yarn/releases/yarn-3.5.0.cjs install")
+    assert "YARN_NODE_LINKER=node-modules" in step and "--frozen-lockfile" not in step
+    plain = tmp_path / "classic"
+    plain.mkdir()
+    (plain / "package.json").write_text('{"name": "y"}')
+    (plain / "yarn.lock").write_text("# yarn lockfile v1\n")
+    assert js.yarn_berry(plain) is None
+    assert js.JavaScriptPlugin().plan(plain, det).setup_steps[0].startswith("npx --yes yarn@1")
