@@ -63,7 +63,8 @@ Log = Callable[[str], None]
 Relation = Literal["exact", "subset", "superset", "overlap", "disjoint"]
 Status = Literal["agree", "disagree", "rejected", "built", "found", "error"]
 Cause = Literal["invalid_instance", "repo_unavailable", "commit_unavailable",
-                "env_build_failed", "toolchain_unavailable", "runner_failed",
+                "env_build_failed", "toolchain_unavailable", "registry_unavailable",
+                "runner_failed",
                 "test_patch_failed", "patch_failed",
                 "timeout", "no_fail_to_pass", "gold_breaks_tests", "fail_to_pass_missing",
                 "fail_to_pass_extra", "fail_to_pass_differs", "tests_need_network",
@@ -75,6 +76,8 @@ CAUSES: dict[str, str] = {
     "env_build_failed": "the dependencies did not install",
     "toolchain_unavailable": "the code needs an interpreter or toolchain of an era no "
                              "Debian suite here has (Python before 3.9, for one)",
+    "registry_unavailable": "a package registry the setup needs cannot be reached from here, "
+                            "or no longer serves a pinned version (the host is named)",
     "runner_failed": "the environment built but its tests do not start or report nothing",
     "test_patch_failed": "the test patch does not apply at the base commit",
     "patch_failed": "the gold patch does not apply over the test patch",
@@ -305,6 +308,31 @@ def files_under_test(test_patch: str) -> list[str]:
 _INFRA_WORDS = ("sandbox", "engine", "docker", "image build", "cannot create", "died")
 
 
+# A package registry that did not answer, or answered "not here", in a setup step's output:
+# the host it was asked (curl/composer/bundler/npm/yarn/pip/cargo words for it).
+_UNREACHABLE = re.compile(
+    r"(?:Could not resolve host:?|getaddrinfo \w+|Failed to connect to|"
+    r"Couldn't connect to server|Failed to open TCP connection to|"
+    r"Request URL: https?://|failed to download from|404 Not Found[^\n]*?https?://)"
+    r"\s*(?:https?://)?([\w.-]+\.[a-z]{2,})")
+_NOT_FOUND = re.compile(r"\b404\b|Not Found|Could not resolve host|getaddrinfo|"
+                        r"Failed to connect|Couldn't connect|Failed to open TCP connection")
+
+
+def _unreachable(transcript: list[Any]) -> str | None:
+    """The registry host a failed setup step could not get something from, if its output
+    says so (a host out of reach, or a package version it no longer serves)."""
+    fails = [a for a in transcript if getattr(a, "exit_code", 0) != 0
+             and getattr(a, "phase", "") == "setup"]
+    if not fails:
+        return None
+    tail = fails[-1].output_tail[-20_000:]
+    if not _NOT_FOUND.search(tail):
+        return None
+    m = _UNREACHABLE.search(tail)
+    return m.group(1) if m else None
+
+
 def _launch_cause(failure: str) -> Cause:
     from repolaunch.build import UNAVAILABLE
 
@@ -347,7 +375,12 @@ def _default_launch(repo: Path, commit: str, log: Log, registry: Any, *,
         raise InstanceError(f"build failed: {str(exc).splitlines()[0][:200]}") from None
     if not res.ok or res.env is None:
         why = (res.failure or "the environment did not build").splitlines()[0][:300]
-        err = InstanceError(f"build failed: {why}", _launch_cause(why))
+        cause = _launch_cause(why)
+        host = _unreachable(res.transcript) if cause == "env_build_failed" else None
+        if host is not None:
+            why, cause = f"{host} (a registry this machine cannot reach); {why}", \
+                "registry_unavailable"
+        err = InstanceError(f"build failed: {why}", cause)
         err.transcript = res.transcript_path  # type: ignore[attr-defined]
         err.language = res.plan.language.value  # type: ignore[attr-defined]
         raise err

@@ -257,3 +257,25 @@ def test_an_import_killed_mid_run_leaves_no_sandbox(layout, tmp_path: Path, tmp_
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) != 0
     assert mine() == []
+
+
+def test_a_registry_out_of_reach_is_named_as_its_own_cause() -> None:
+    from repolaunch.build import Attempt
+    from repolaunch.importer import _unreachable
+
+    def step(out: str, code: int = 1) -> Attempt:
+        return Attempt(step=1, phase="setup", command="install", exit_code=code,
+                       output_tail=out, seconds=1.0)
+
+    yarn = ("➤ YN0035: │ x@npm:0.9.0: The remote server failed to provide the requested resource\n"
+            "➤ YN0035: │   Response Code: 404 (Not Found)\n"
+            "➤ YN0035: │   Request URL: https://registry.npmjs.org/x/-/x-0.9.0.tgz\n")
+    composer = ("curl error 6 while downloading https://repo.packagist.org/packages.json: "
+                "Could not resolve host: repo.packagist.org\n")
+    bundler = ("Could not fetch specs from https://rubygems.org/ due to underlying error "
+               "<Failed to open TCP connection to rubygems.org:443 (getaddrinfo: Name or "
+               "service not known)>\n")
+    assert _unreachable([step("ok", 0), step(yarn)]) == "registry.npmjs.org"
+    assert _unreachable([step(composer)]) == "repo.packagist.org"
+    assert _unreachable([step(bundler)]) == "rubygems.org"
+    assert _unreachable([step("error: could not compile `x`\n")]) is None
