@@ -16,10 +16,12 @@ the whole workspace. Each package runs from its own directory, output of all of 
 concatenated, and the exit status is the worst one.
 
 Toolchain by era: Debian's rustc (1.48 on bullseye, 1.63 on bookworm, 1.85 on trixie); no
-rustup here. A committed lock file of format 1–3 is the project's own era: the default
-suite first. No lock file (crates resolved today), a version-4 lock file, a
-``rust-version`` past bookworm's rustc or edition 2024 start on trixie, whose Cargo picks
-crate versions that fit the toolchain (``incompatible-rust-versions = "fallback"``). A
+rustup here. A committed lock file of format 1-3 with nothing to fetch is the project's own
+era: the default suite first. Cargo before 1.68 reads crates.io's index from GitHub, which
+cannot be reached here, so crates to fetch, no lock file (crates resolved today), a
+version-4 lock file, a ``rust-version`` past bookworm's rustc or edition 2024 start on
+trixie, whose Cargo picks crate versions that fit the toolchain
+(``incompatible-rust-versions = "fallback"``). A
 build that says the toolchain is too old moves to a newer suite; one that breaks inside a
 registry crate on a new toolchain (inference changes, new lints made errors) moves to an
 older one. Warnings are never errors here (``RUSTFLAGS=-Awarnings``), as in SWE-bench's
@@ -46,6 +48,7 @@ ENV = {
     "CARGO_TERM_COLOR": "never",
     "CARGO_INCREMENTAL": "0",
     "CARGO_NET_RETRY": "5",
+    "CARGO_REGISTRIES_CRATES_IO_PROTOCOL": "sparse",  # cargo 1.68-1.69 (later: the default)
     # Cargo >= 1.84: crates whose rust-version the toolchain meets, where there is a choice
     "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS": "fallback",
     "RUSTFLAGS": "-Awarnings",
@@ -138,6 +141,19 @@ def _lock_version(repo: Path) -> int | None:
     return int(v) if v else 1  # the first formats had no version line
 
 
+def _has_dependencies(repo: Path, manifest: dict) -> bool:
+    """Whether anything is fetched from a registry: the lock file lists packages with a
+    source (the workspace's own have none), else the manifest has dependency tables."""
+    try:
+        lock = (repo / "Cargo.lock").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        lock = ""
+    if lock:
+        return 'source = "registry+' in lock
+    tables = ("dependencies", "dev-dependencies", "build-dependencies")
+    return any(manifest.get(t) for t in tables) or isinstance(manifest.get("workspace"), dict)
+
+
 def choose_suite(repo: Path, manifest: dict) -> tuple[str | None, str]:
     """(suite, why): None is the default suite."""
     lock = _lock_version(repo)
@@ -153,6 +169,10 @@ def choose_suite(repo: Path, manifest: dict) -> tuple[str | None, str]:
         return NEW_SUITE, "edition 2024"
     if lock is None:
         return NEW_SUITE, "no Cargo.lock: crates resolve as of today, so today's toolchain"
+    if _has_dependencies(repo, manifest):
+        # cargo before 1.68 reads crates.io's index as a git repository on GitHub, which
+        # cannot be reached here; the sparse index (HTTPS to index.crates.io) can
+        return NEW_SUITE, "crates to fetch: the sparse crates.io index needs cargo 1.68+"
     if lock >= 4:
         return NEW_SUITE, "Cargo.lock format 4 (cargo 1.78 or newer)"
     return None, f"Cargo.lock format {lock}: the default suite's toolchain"
@@ -180,7 +200,8 @@ def read_facts(tree: Tree) -> Facts:
       r"lock file version `?\d+`? (?:was found|requires)|"
       r"feature `edition20\d\d` is required|"
       r"is only supported (?:on|with) (?:the )?(?:nightly|Rust \d+\.\d+)|"
-      r"this version of Cargo is older than the `20\d\d` edition", "setup,test")
+      r"this version of Cargo is older than the `20\d\d` edition|"
+      r"Unable to update registry `crates-io`", "setup,test")
 def _rustc_too_old(m, plan, phase, step):
     if plan.language is Language.RUST:
         yield from suites_towards(plan, "newer", "the crates want a newer rustc")

@@ -126,3 +126,17 @@ def test_toolchain_errors_move_the_era(tmp_path: Path) -> None:
     # the project's own code failing is not the toolchain's era
     own = "error[E0425]: cannot find value `x` in this scope\n --> src/lib.rs:3:5\n"
     assert diagnose(own, plan=on_trixie, phase="setup") == []
+
+
+def test_crates_to_fetch_need_the_sparse_index(tmp_path: Path) -> None:
+    """cargo before 1.68 asks GitHub for crates.io's index, which cannot be reached here:
+    a locked crate with registry dependencies builds on trixie; one without, on the default."""
+    lock = ('version = 3\n\n[[package]]\nname = "units"\nversion = "0.1.0"\n'
+            'dependencies = ["memchr"]\n\n[[package]]\nname = "memchr"\nversion = "2.5.0"\n'
+            'source = "registry+https://github.com/rust-lang/crates.io-index"\n')
+    repo = _crate(tmp_path / "deps", MANIFEST + '\n[dependencies]\nmemchr = "2"\n', lock)
+    assert languages.plan(repo, detect(repo)).suite == "trixie"
+    plan = languages.plan(repo, detect(repo)).model_copy(update={"suite": "bookworm"})
+    out = "error: failed to fetch\nCaused by:\n  Unable to update registry `crates-io`\n"
+    assert [(a.kind, a.value) for a in diagnose(out, plan=plan, phase="setup")] == \
+        [("suite", "trixie")]
