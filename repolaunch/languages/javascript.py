@@ -143,7 +143,12 @@ def setup_steps(repo: Path, detection: Detection) -> tuple[tuple[str, ...], tupl
     if (repo / "package-lock.json").is_file() or (repo / "npm-shrinkwrap.json").is_file():
         return (f"npm ci {flags}",), ("npm ci: the committed lockfile pins every version",)
     if (repo / "pnpm-lock.yaml").is_file():
-        return ("npx --yes pnpm@8 install --frozen-lockfile",), ("pnpm-lock.yaml pins versions",)
+        # the pnpm the repository names (packageManager), else 8; a lock file of another
+        # pnpm's format is re-resolved rather than refused
+        m = re.match(r"pnpm@(\d+(?:\.[\w.-]+)?)", str(package_json(repo).get("packageManager") or ""))
+        pnpm = f"npx --yes pnpm@{m.group(1).split('+')[0] if m else '8'}"
+        return (f"{pnpm} install --frozen-lockfile || {pnpm} install --no-frozen-lockfile",), \
+            ("pnpm-lock.yaml pins versions",)
     berry = yarn_berry(repo) if (repo / "yarn.lock").is_file() else None
     if berry:
         return (f"{BERRY_ENV} {berry} install",), \

@@ -444,3 +444,12 @@ def test_yarn_2_and_later_install_with_the_repositorys_own_yarn(tmp_path):
     (plain / "yarn.lock").write_text("# yarn lockfile v1\n")
     assert js.yarn_berry(plain) is None
     assert js.JavaScriptPlugin().plan(plain, det).setup_steps[0].startswith("npx --yes yarn@1")
+
+
+def test_pnpm_is_the_repositorys_own_and_a_foreign_lock_is_re_resolved(tmp_path):
+    (tmp_path / "package.json").write_text('{"name": "x", "packageManager": "pnpm@9.7.1"}')
+    (tmp_path / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    (step,) = js.JavaScriptPlugin().plan(tmp_path, Detection(primary=Language.JAVASCRIPT)) \
+        .setup_steps
+    assert step == ("npx --yes pnpm@9.7.1 install --frozen-lockfile || "
+                    "npx --yes pnpm@9.7.1 install --no-frozen-lockfile")
