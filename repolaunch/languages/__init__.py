@@ -118,13 +118,9 @@ def extension_map() -> dict[str, Language]:
     return {ext: p.language for p in plugins() for ext in p.traits.extensions}
 
 
+@functools.cache
 def test_file_rule() -> re.Pattern[str]:
     """One regex, full-matched against a base name: a test file of some language."""
-    return _test_file_rule()
-
-
-@functools.cache
-def _test_file_rule() -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{rx})" for p in plugins() for rx in p.traits.test_files))
 
 

@@ -51,7 +51,11 @@ from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree
 from repolaunch.diagnose import Action, apt_action, rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
-from repolaunch.languages.javascript_detect import expand_scripts, read_facts
+from repolaunch.languages.javascript_detect import (  # noqa: F401  expand_scripts: public here too
+    expand_scripts,
+    read_facts,
+    test_script,
+)
 
 REPORT_DIR = "/tmp/envfactory-tests"
 FRAMEWORKS = ("node-test", "jest", "vitest", "mocha", "ava", "tap", "tape")
@@ -175,14 +179,6 @@ def framework(detection: Detection, pkg: dict[str, Any]) -> str:
             if name in deps:
                 return name
     return "node-test"
-
-
-def test_script(pkg: dict[str, Any]) -> str:
-    """``scripts.test``, with the scripts it runs expanded in place ("" when it is npm's
-    placeholder)."""
-    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
-    script = str(scripts.get("test", ""))
-    return "" if "no test specified" in script else expand_scripts(scripts, script)
 
 
 def framework_notes(detection: Detection, pkg: dict[str, Any], fw: str) -> tuple[str, ...]:

@@ -43,6 +43,14 @@ _JS_RUNNERS = (  # (framework, word in scripts.test, dependency names, config-fi
 )
 
 
+def test_script(pkg: dict[str, Any]) -> str:
+    """``scripts.test``, with the scripts it runs expanded in place ("" when it is npm's
+    placeholder)."""
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    script = str(scripts.get("test", ""))
+    return "" if "no test specified" in script else expand_scripts(scripts, script)
+
+
 def read_facts(tree: Tree, language: Language) -> Facts:
     f = Facts()
     pkg = read_json(tree.read("package.json")) if tree.has("package.json") else {}
@@ -87,15 +95,12 @@ def read_facts(tree: Tree, language: Language) -> Facts:
         f.versions["typescript"] = deps["typescript"]
 
     scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
-    test_script = str(scripts.get("test", ""))
-    if re.search(r"no test specified", test_script):
-        test_script = ""
-    test_script = expand_scripts(scripts, test_script)
-    if test_script:
-        f.extra["test_script"] = test_script
+    main_script = test_script(pkg)
+    if main_script:
+        f.extra["test_script"] = main_script
     other_scripts = " ; ".join(str(v) for k, v in scripts.items() if "test" in k and k != "test")
     found = None
-    for script in (test_script, other_scripts):
+    for script in (main_script, other_scripts):
         hits = [(m.start(), fw) for fw, word, _, _ in _JS_RUNNERS
                 for m in [re.search(word, script)] if m]
         if hits:
