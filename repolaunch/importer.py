@@ -319,18 +319,32 @@ _NOT_FOUND = re.compile(r"\b404\b|Not Found|Could not resolve host|getaddrinfo|"
                         r"Failed to connect|Couldn't connect|Failed to open TCP connection")
 
 
-def _unreachable(transcript: list[Any]) -> str | None:
+def _unreachable(transcript: list[Any], *, failed_only: bool = True) -> str | None:
     """The registry host a failed setup step could not get something from, if its output
-    says so (a host out of reach, or a package version it no longer serves)."""
-    fails = [a for a in transcript if getattr(a, "exit_code", 0) != 0
-             and getattr(a, "phase", "") == "setup"]
-    if not fails:
+    says so (a host out of reach, or a package version it no longer serves).
+    ``failed_only=False``: any setup step's, for a step whose fallback (``|| ...``) made
+    it exit 0 without what the registry would have given."""
+    def field(a: Any, name: str, default: Any) -> Any:
+        return a.get(name, default) if isinstance(a, dict) else getattr(a, name, default)
+
+    steps = [a for a in transcript if field(a, "phase", "") == "setup"
+             and (not failed_only or field(a, "exit_code", 0) != 0)]
+    for step in reversed(steps if not failed_only else steps[-1:]):
+        tail = str(field(step, "output_tail", ""))[-20_000:]
+        m = _UNREACHABLE.search(tail) if _NOT_FOUND.search(tail) else None
+        if m:
+            return m.group(1)
+    return None
+
+
+def _unreachable_in_build(logs: Path) -> str | None:
+    """`_unreachable` over every setup step of the build transcript kept in ``logs``."""
+    try:
+        data = json.loads((logs / "build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    tail = fails[-1].output_tail[-20_000:]
-    if not _NOT_FOUND.search(tail):
-        return None
-    m = _UNREACHABLE.search(tail)
-    return m.group(1) if m else None
+    steps = data.get("transcript") if isinstance(data, dict) else None
+    return _unreachable(steps, failed_only=False) if isinstance(steps, list) else None
 
 
 def _launch_cause(failure: str) -> Cause:
@@ -592,6 +606,10 @@ def _one(task: SWETask, *, repos: Path | None, cache: Path, clone_base: str, bui
             row.status = "agree" if exact else "disagree"
         if row.cause in _NETWORK_SENSITIVE and _reached_for_network(logs / "validate"):
             row.cause = "tests_need_network"
+        host = _unreachable_in_build(logs) if row.cause == "runner_failed" else None
+        if host is not None:  # the setup went on without what the registry would have given
+            row.cause = "registry_unavailable"
+            row.detail = f"{host} (a registry this machine cannot reach); {row.detail}"[:500]
         if register and v.verified and reg is not None:
             reg.put_swe_task(v.task)
             row.registered = True

@@ -44,6 +44,7 @@ from envs.reports import (  # noqa: F401  isort: skip
     rspec,
     sympy_text,
     tap,
+    tcltest,
     testunit,
     unittest_text,
 )

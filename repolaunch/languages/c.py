@@ -43,7 +43,7 @@ MARKERS = {"gtest": "gtest_filter", "catch2": "list-test-names-only", "doctest":
 _FRAMEWORK_ALIASES = {
     "gtest": "gtest", "googletest": "gtest", "google-test": "gtest", "gmock": "gtest",
     "catch": "catch2", "catch2": "catch2", "doctest": "doctest", "ctest": "ctest",
-    "automake": "automake", "make-check": "automake", "meson": "meson",
+    "automake": "automake", "make-check": "automake", "meson": "meson", "tcl": "tcl",
 }
 _BUILD_ALIASES = {
     "cmake": "cmake", "autotools": "autotools", "autoconf": "autotools", "automake": "autotools",
@@ -187,13 +187,35 @@ def cmake_test_switches(repo: Path) -> str:
     return "".join(f" -D{n}=ON" for n in names)
 
 
-def _cmake(framework: str, selected: bool, switches: str = "") -> list[str]:
+_BUILD_ALL = 'cmake --build "$B" --parallel "$(nproc)" -- -k 0'
+_BUILD_FAILED = 'echo "envfactory: build failed" >&2'
+
+
+def _cmake_files() -> list[str]:
+    """Shell: scope a CMake build to the test files given: the ctest tests named as the
+    files are (``test/format-test.cc`` is ctest's ``format-test``, the way CMake projects
+    name a test after its source), and only their targets built. When no ctest test has
+    such a name, `R` is empty and everything is built and run."""
+    return [
+        "T=$(for f in {tests}; do basename \"$f\" | sed 's/[.][^.]*$//'; done | sort -u)",
+        "R=$(printf '%s\\n' $T | sed 's/[][\\\\.*^$+?()|]/\\\\&/g' | paste -sd'|' -)",
+        '[ -n "$T" ] && R="^($R)\\$"',
+        'if [ -n "$T" ] && ctest --test-dir "$B" -N -R "$R" | grep -q "Total Tests: [1-9]"; then',
+        f'  {_BUILD_ALL.replace(" -- ", " --target $T -- ")} > "$B/envfactory-build.log" 2>&1 || '
+        f'if grep -q "unknown target" "$B/envfactory-build.log"; then {_BUILD_ALL} || '
+        f'{_BUILD_FAILED}; else tail -40 "$B/envfactory-build.log"; {_BUILD_FAILED}; fi',
+        f"else R=; {_BUILD_ALL} || {_BUILD_FAILED}",
+        "fi",
+    ]
+
+
+def _cmake(framework: str, selected: bool, switches: str = "", files: bool = False) -> list[str]:
     head = [
         f'B={BUILD_DIR}; rm -rf "{REPORT}" "{XML_DIR}"; mkdir -p "{XML_DIR}" "$B"',
         'G=; [ -f "$B/CMakeCache.txt" ] || G="-G Ninja"',
         f'cmake -S . -B "$B" $G -DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=ON{switches} '
         '|| exit 1',
-        'cmake --build "$B" --parallel "$(nproc)" -- -k 0 || echo "envfactory: build failed" >&2',
+        *(_cmake_files() if files else [f"{_BUILD_ALL} || {_BUILD_FAILED}", "R="]),
     ]
     quoted_b = '"$B"'
     if framework == "gtest":
@@ -202,8 +224,9 @@ def _cmake(framework: str, selected: bool, switches: str = "") -> list[str]:
             lines.append("F=$(for s in {tests}; do printf '%s:' \"$s\"; done)")
             lines.append('export GTEST_FILTER="$F"')
         lines += [
+            'set --; [ -z "$R" ] || set -- -R "$R"',
             f'GTEST_OUTPUT="xml:{XML_DIR}/" ctest --test-dir "$B" '
-            f'--output-junit "{XML_DIR}/ctest.junit"; rc=$?',
+            f'--output-junit "{XML_DIR}/ctest.junit" "$@"; rc=$?',
             f'if ! ls "{XML_DIR}"/*.xml >/dev/null 2>&1; then rc=0',
             f"  for t in $({_find_binaries(quoted_b, MARKERS['gtest'])}); do",
             f'    "$t" --gtest_output="xml:{XML_DIR}/" || rc=1',
@@ -216,11 +239,10 @@ def _cmake(framework: str, selected: bool, switches: str = "") -> list[str]:
     if framework in ("catch2", "doctest"):
         return head + _run_xml_binaries('"$B"', framework, _select_args(framework, selected))
     lines = list(head)
-    select = ""
     if selected:
-        lines += _regex_alternation("P")
-        select = ' -R "$P"'
-    lines.append(f'ctest --test-dir "$B" --output-junit "{REPORT}"{select}')
+        lines += _regex_alternation("R")
+    lines += ['set --; [ -z "$R" ] || set -- -R "$R"',
+              f'ctest --test-dir "$B" --output-junit "{REPORT}" "$@"']
     return lines
 
 
@@ -290,6 +312,26 @@ def _make(framework: str, targets: set[str], selected: bool) -> tuple[list[str],
     return [f"make -k {target or 'all'}{select}"], "plain"
 
 
+def _tcl(scope: str = "") -> list[str]:
+    """A Tcl harness (``runtest`` drives ``tests/test_helper.tcl``): rebuild, then run.
+
+    ``scope`` "files": each test file that declares tests is one ``--single`` unit (its path
+    under ``tests/`` without ``.tcl``), as the harness's maintainers and SWE-bench run one
+    unit; helper files among them are not units. ``scope`` "ids": ``--only NAME`` each.
+    ``--durable``: a failing test does not stop the run."""
+    lines = ['make -j"$(nproc)" >/dev/null 2>&1 || make 2>&1 | tail -40', "set --"]
+    if scope == "files":
+        lines += [
+            'for f in {tests}; do case "$f" in tests/*.tcl)',
+            "  grep -qE '^[[:space:]]*test[[:space:]]' \"$f\" 2>/dev/null || continue",
+            "  set -- \"$@\" --single \"$(printf '%s' \"$f\" | sed 's|^tests/||; s|[.]tcl$||')\";;",
+            "esac; done",
+        ]
+    elif scope == "ids":
+        lines.append('for s in {tests}; do set -- "$@" --only "$s"; done')
+    return [*lines, 'TERM=dumb ./runtest --durable "$@"']
+
+
 # C and C++ share their build files; which of the two a repository is, the detector decides.
 NATIVE_BUILD_FILES = ("CMakeLists.txt", "meson.build", "configure.ac", "configure.in",
                       "Makefile.am", "configure", "Makefile", "GNUmakefile", "makefile")
@@ -313,7 +355,18 @@ class NativePlugin:
         notes: list[str] = []
         setup: list[str]
         report_path: str | None = REPORT
-        if build == "cmake":
+        scope: list[str] = []
+        if framework == "tcl":
+            fmt, report_path = "tcltest", None
+            setup = [
+                "command -v tclsh >/dev/null || (apt-get update && "
+                "apt-get install -y --no-install-recommends tcl)",
+                'make -j"$(nproc)"',
+            ]
+            test, per_test, scope = _tcl(), _tcl("ids"), _tcl("files")
+            deps = ("Makefile", "makefile", "GNUmakefile", "*.mk", "runtest")
+            notes.append("a Tcl test harness (runtest): its [ok]:/[err]: lines are read")
+        elif build == "cmake":
             fmt = {"gtest": "junit:gtest", "catch2": "catch2-xml", "doctest": "doctest-xml"}.get(
                 framework or "", "junit:name"
             )
@@ -328,6 +381,8 @@ class NativePlugin:
             ]
             test = _cmake(framework, False, switches)
             per_test = _cmake(framework, True, switches)
+            if framework in ("gtest", "ctest"):  # catch2/doctest binaries run as they are
+                scope = _cmake(framework, False, switches, files=True)
             deps = ("CMakeLists.txt", "**/CMakeLists.txt", "cmake/*.cmake", "*.cmake")
         elif build == "autotools":
             framework, fmt, report_path = "automake", "automake", None
@@ -373,6 +428,7 @@ class NativePlugin:
             report_format=fmt,
             report_path=report_path,
             per_test_command="\n".join(per_test),
+            scope_command="\n".join(scope),
             env={"GTEST_COLOR": "no", "CLICOLOR": "0", "CTEST_OUTPUT_ON_FAILURE": "1"},
             dependency_files=(*deps, "conanfile.txt", "conanfile.py", "vcpkg.json"),
             notes=tuple(notes),
@@ -416,7 +472,11 @@ def read_facts(tree: Tree, language: Language) -> Facts:
     test_srcs = [p for p in srcs if re.search(r"test", p, re.I)] or srcs
     includes = "\n".join(tree.read(p, 20_000) for p in test_srcs[:300])
     low = cmake.lower()
-    if re.search(r"find_package\s*\(\s*gtest|gtest_discover_tests|gtest::|\bgtest(_main)?\b|"
+    runner = tree.read("runtest", 4_000) if tree.has("runtest") else ""
+    if tree.has("tests/test_helper.tcl") and re.search(r"tclsh|test_helper\.tcl", runner):
+        f.test_framework = "tcl"  # a Tcl harness: runtest runs tests/test_helper.tcl
+        f.cite("runtest")
+    elif re.search(r"find_package\s*\(\s*gtest|gtest_discover_tests|gtest::|\bgtest(_main)?\b|"
                  r"googletest", low) or re.search(r"#\s*include\s*[<\"]gtest/", includes):
         f.test_framework = "gtest"
     elif re.search(r"catch2|catch_discover_tests", low) or re.search(

@@ -28,6 +28,7 @@ from repolaunch.languages import Plan, Traits, register
 REPORT = "/tmp/envfactory/gotest.json"
 TOOLCHAIN_DIR = "/opt/envfactory/go"
 LOCAL_GO = (1, 19)  # the image's go (Debian bookworm); newer go.mod versions fetch one
+OLDEST_PROXY_GO = (1, 21, 13)  # the last go1.21 release; golang.org/toolchain starts at 1.21
 PROXY = "https://proxy.golang.org"
 PATH = (f"{TOOLCHAIN_DIR}/bin:/root/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
         "/sbin:/bin")
@@ -125,8 +126,10 @@ class GoPlugin:
         env = {"PATH": PATH, "GOPATH": "/root/go", "GOFLAGS": "-modcacherw",
                "GOTOOLCHAIN": "local", "CGO_ENABLED": "1"}
         want = required_go(repo)
-        if want is not None and (want[0], want[1]) > LOCAL_GO and (want[0], want[1]) >= (1, 21):
-            setup.append(toolchain_step(want))
+        if want is not None and (want[0], want[1]) > LOCAL_GO:
+            # the proxy serves toolchains from go1.21 on; an older ask gets the first of them
+            # (Go 1 compatibility: a newer go builds it, and its dependencies may need it)
+            setup.append(toolchain_step(want if want >= (1, 21, 0) else OLDEST_PROXY_GO))
             notes.append(f"go.mod asks for go{'.'.join(map(str, want))}: fetched from the "
                          "module proxy (golang.org/toolchain)")
         if has_mod and not vendored:

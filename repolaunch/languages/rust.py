@@ -87,6 +87,36 @@ def target(rel):
         return [("--lib",), ("--bins",)] if parts[-1] == "main.rs" else [("--lib",)]
     return []
 
+# cfgs rustc or Cargo set themselves; any other a test file requires is the project's own
+BUILTIN = {"test", "unix", "windows", "debug_assertions", "doc", "doctest", "miri",
+           "proc_macro", "panic", "overflow_checks", "all", "any", "not", "feature"}
+
+def required(path, package):
+    """What a test file's own ``#![cfg(...)]`` asks for: (features the package declares,
+    custom cfgs), e.g. ``#![cfg(all(feature = "full", tokio_unstable))]``; the file's
+    tests are compiled only with them, as its maintainers' CI runs it."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(8000)
+        with open(os.path.join(package, "Cargo.toml"), encoding="utf-8", errors="replace") as fh:
+            toml = fh.read()
+    except OSError:
+        return [], []
+    features, cfgs = [], []
+    for attr in re.findall(r"#!\[cfg\((.*?)\)\]\s*$", head, re.M):
+        prev = None
+        while prev != attr:  # positive conditions only: drop not(...) groups
+            prev, attr = attr, re.sub(r"not\([^()]*(?:\([^()]*\))*[^()]*\)", "", attr)
+        declared = toml.split("[features]", 1)[1].split("\n[", 1)[0] if "[features]" in toml else ""
+        for f in re.findall(r'feature\s*=\s*"([^"]+)"', attr):
+            if re.search(r'(?m)^\s*"?%s"?\s*=' % re.escape(f), declared) and f not in features:
+                features.append(f)
+        attr = re.sub(r'\w+\s*=\s*"[^"]*"', "", attr)
+        for c in re.findall(r"\b([A-Za-z_]\w*)\b", attr):
+            if c not in BUILTIN and not c.startswith("target_") and c not in cfgs:
+                cfgs.append(c)
+    return features, cfgs
+
 args = sys.argv[1:]
 # paths (a test patch's files; fixtures among them say nothing to cargo) and test names
 paths = [a for a in args if "/" in a or os.path.exists(a)]
@@ -94,8 +124,13 @@ files = [a for a in paths if a.endswith(".rs")]
 names = [a for a in args if a not in paths]
 root = os.getcwd()
 runs = {}  # package dir -> target options (None: the whole package)
+wants = {}  # package dir -> (features, cfgs) its test files require
 for f in files:
     d = package_dir(f)
+    feats, cfgs = required(f, d)
+    have = wants.setdefault(d, ([], []))
+    have[0].extend(x for x in feats if x not in have[0])
+    have[1].extend(x for x in cfgs if x not in have[1])
     t = target(os.path.relpath(os.path.abspath(f), d))
     if not t:
         runs[d] = None
@@ -107,9 +142,16 @@ filters = (["--"] + names + ["--exact"]) if names else []
 worst = 0
 for d, tgt in runs.items():
     cmd = ["cargo", "test", "--offline", "--no-fail-fast"] + [o for t in tgt or [] for o in t]
+    feats, cfgs = wants.get(d, ([], []))
+    env = dict(os.environ)
+    if feats:
+        cmd += ["--features", ",".join(feats)]
+    if cfgs:
+        env["RUSTFLAGS"] = " ".join([env.get("RUSTFLAGS", "")] + ["--cfg " + c for c in cfgs]).strip()
     cmd += filters
-    print("envfactory: (cd %s && %s)" % (os.path.relpath(d, root), " ".join(cmd)), flush=True)
-    rc = subprocess.call(cmd, cwd=d, stderr=subprocess.STDOUT)
+    print("envfactory: (cd %s && %s%s)" % (os.path.relpath(d, root), "RUSTFLAGS=%r " % env["RUSTFLAGS"]
+          if cfgs else "", " ".join(cmd)), flush=True)
+    rc = subprocess.call(cmd, cwd=d, stderr=subprocess.STDOUT, env=env)
     worst = max(worst, rc)
 sys.exit(worst)
 '''

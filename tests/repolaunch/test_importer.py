@@ -279,3 +279,18 @@ def test_a_registry_out_of_reach_is_named_as_its_own_cause() -> None:
     assert _unreachable([step(composer)]) == "repo.packagist.org"
     assert _unreachable([step(bundler)]) == "rubygems.org"
     assert _unreachable([step("error: could not compile `x`\n")]) is None
+
+
+def test_a_setup_that_fell_back_past_an_unreachable_registry_names_it(tmp_path: Path) -> None:
+    """`composer install || composer dump-autoload` exits 0 without the packages: when the
+    tests then report nothing, the cause is the registry, not the runner."""
+    from repolaunch.importer import _unreachable, _unreachable_in_build
+
+    fell_back = {"step": 1, "phase": "setup", "command": "composer install || dump-autoload",
+                 "exit_code": 0, "output_tail": "In RemoteFilesystem.php line 476:\n"
+                 "  php_network_getaddresses: getaddrinfo for repo.packagist.org failed\n"}
+    assert _unreachable([fell_back]) is None  # only a failed step, by default
+    assert _unreachable([fell_back], failed_only=False) == "repo.packagist.org"
+    (tmp_path / "build.json").write_text(json.dumps({"transcript": [fell_back]}))
+    assert _unreachable_in_build(tmp_path) == "repo.packagist.org"
+    assert _unreachable_in_build(tmp_path / "absent") is None

@@ -33,6 +33,7 @@ from . import (
     test_rspec,
     test_sympy_text,
     test_tap,
+    test_tcltest,
     test_testunit,
     test_unittest_text,
 )
@@ -53,6 +54,7 @@ SAMPLES: list[tuple[str, str]] = [
     *test_rspec.SAMPLES,
     *test_sympy_text.SAMPLES,
     *test_tap.SAMPLES,
+    *test_tcltest.SAMPLES,
     *test_testunit.SAMPLES,
     *test_unittest_text.SAMPLES,
     ("exitcode", "some output\n"),

@@ -133,3 +133,46 @@ def test_per_test_command_and_an_older_commit(docker_engine, tmp_path):
                                  ["tests/test_values", "tests/test_escapes"])
     check_selection_and_instance(samples.get("c-strutil"), tmp_path / "b",
                                  ["parse_int_negative", "upper_locale"])
+
+
+def _tcl_harness(repo):
+    """The layout of a Tcl-harness project: a Makefile, ``runtest`` running
+    ``tests/test_helper.tcl``, test units under ``tests/unit`` and helpers beside them."""
+    (repo / "tests" / "unit" / "type").mkdir(parents=True)
+    (repo / "tests" / "support").mkdir()
+    (repo / "Makefile").write_text("all:\n\t@true\n")
+    (repo / "runtest").write_text("#!/bin/sh\nexec tclsh tests/test_helper.tcl \"$@\"\n")
+    (repo / "tests" / "test_helper.tcl").write_text("# the harness\n")
+    (repo / "tests" / "unit" / "type" / "zset.tcl").write_text(
+        'start_server {} {\n    test "ZADD basics" {\n    }\n}\n')
+    (repo / "tests" / "support" / "util.tcl").write_text("proc helper {} {}\n")
+
+
+def test_a_tcl_harness_is_detected_and_read_from_its_console(tmp_path):
+    from repolaunch.detect import detect
+
+    _tcl_harness(tmp_path)
+    (tmp_path / "server.c").write_text("int main(void) { return 0; }\n")
+    det = detect(tmp_path)
+    assert det.primary is Language.C and det.test_framework == "tcl"
+    plan = get("c").plan(tmp_path, det)
+    assert plan.report_format == "tcltest" and plan.report_path is None
+    assert "./runtest --durable" in plan.test_command and "tclsh" in plan.setup_steps[0]
+    assert "--only" in plan.per_test_command
+    assert plan.per_test_command.format(tests="'a b'")
+
+
+def test_tcl_scope_is_one_unit_per_test_file_and_helpers_are_not_units(tmp_path):
+    import subprocess
+
+    from repolaunch.validate import scoped_command
+
+    _tcl_harness(tmp_path)
+    (tmp_path / "runtest").write_text('#!/bin/sh\nprintf "%s|" "$@"\n')  # says its arguments
+    (tmp_path / "runtest").chmod(0o755)
+    plan = get("c").plan(tmp_path, Detection(primary=Language.C, build_system="make",
+                                             test_framework="tcl"))
+    files = ["tests/unit/type/zset.tcl", "tests/support/util.tcl", "src/t_zset.c"]
+    out = subprocess.run(["sh", "-c", scoped_command(plan.scope_command, files)],
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "--durable|--single|unit/type/zset|"

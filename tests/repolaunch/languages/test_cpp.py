@@ -113,3 +113,43 @@ def test_cmake_options_that_switch_tests_on_are_set(tmp_path):
     plan = get("cpp").plan(tmp_path, det)
     assert "-Dgtest_build_tests=ON -DFMT_TEST=ON" in plan.setup_steps[0]
     assert "-Dgtest_build_tests=ON" in plan.test_command
+
+
+def _two_ctest_tests(repo):
+    """A CMake project with one ctest test per test file, as CMake projects often name a
+    test after its source; `beta` fails."""
+    (repo / "test").mkdir(parents=True)
+    (repo / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.14)\nproject(x CXX)\nenable_testing()\n"
+        "foreach(t alpha-test beta-test)\n  add_executable(${t} test/${t}.cc)\n"
+        "  add_test(NAME ${t} COMMAND ${t})\nendforeach()\n")
+    (repo / "test" / "alpha-test.cc").write_text("int main() { return 0; }\n")
+    (repo / "test" / "beta-test.cc").write_text("int main() { return 1; }\n")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_scope_runs_the_ctest_tests_named_as_the_files_and_all_when_none_is(
+        docker_engine, tmp_path):
+    """SWE-bench's C++ instances run the test named after the test patch's file
+    (`ctest -R format-test` for test/format-test.cc); a file no test is named after (one
+    binary for all files) runs everything."""
+    from envs import images
+    from envs.sandbox import Sandbox
+    from repolaunch.validate import scoped_command
+
+    _two_ctest_tests(tmp_path)
+    plan = get("cpp").plan(tmp_path, Detection(primary=Language.CPP, build_system="cmake",
+                                               test_framework="ctest"))
+    assert "{tests}" in plan.scope_command
+    with Sandbox.start(images.ensure(plan.image_family).tag, network=False,
+                       workdir="/testbed") as sb:
+        sb.put_dir(tmp_path, "/testbed")
+        got = {}
+        for files in (["test/alpha-test.cc"], ["test/nothing_test.cc"]):
+            res = sb.exec(scoped_command(plan.scope_command, files), env=plan.env)
+            report = reports.parse(plan.report_format, sb.get_file(plan.report_path),
+                                   exit_code=res.exit_code)
+            got[files[0]] = statuses(report)
+    assert got["test/alpha-test.cc"] == {"alpha-test": "PASSED"}
+    assert got["test/nothing_test.cc"] == {"alpha-test": "PASSED", "beta-test": "FAILED"}

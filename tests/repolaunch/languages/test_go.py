@@ -54,6 +54,10 @@ def test_toolchain_by_era(tmp_path):
     (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.21\n")
     assert "go1.21.0.linux" in go.GoPlugin().plan(tmp_path, Detection(primary=Language.GO)) \
         .setup_steps[0]
+    # older than the proxy's first toolchain, newer than the image's: go1.21's last release
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.20\n")
+    assert "go1.21.13.linux" in go.GoPlugin().plan(tmp_path, Detection(primary=Language.GO)) \
+        .setup_steps[0]
     (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.19\n")
     assert go.GoPlugin().plan(tmp_path, Detection(primary=Language.GO)).setup_steps[0] \
         == "go mod download"

@@ -109,6 +109,29 @@ def test_the_runner_maps_test_files_to_targets_of_their_own_package(tmp_path: Pa
         f"cargo@WS:{base} --workspace -- tests::parses reads --exact"]
 
 
+def test_the_runner_gives_a_test_file_the_features_and_cfgs_it_requires(
+        tmp_path: Path) -> None:
+    """A test file that compiles its tests only under ``#![cfg(...)]`` runs with what that
+    asks for: the package's declared features, and custom cfgs through RUSTFLAGS; negated
+    conditions, built-in cfgs and undeclared features are not asked for."""
+    ws = tmp_path / "ws"
+    write_files(ws, {
+        "Cargo.toml": MANIFEST + '[features]\nfull = ["rt"]\nrt = []\n',
+        "src/lib.rs": "",
+        "tests/metrics.rs": '#![warn(unused)]\n#![cfg(all(feature = "full", my_unstable, '
+                            'not(target_os = "wasi"), not(miri)))]\n#![cfg(feature = "gone")]\n',
+        "tests/plain.rs": "#[test]\nfn a() {}\n",
+    })
+    env = _fake_cargo(tmp_path)
+    (tmp_path / "bin" / "cargo").write_text(  # says the RUSTFLAGS it ran with too
+        '#!/bin/sh\necho "cargo@$(pwd):$* [$RUSTFLAGS]" >> "$CARGO_LOG"\n')
+    env["RUSTFLAGS"] = "-Awarnings"
+    base = "test --offline --no-fail-fast"
+    assert _run_runner(ws, env, "tests/metrics.rs") == [
+        f"cargo@WS:{base} --test metrics --features full [-Awarnings --cfg my_unstable]"]
+    assert _run_runner(ws, env, "tests/plain.rs") == [f"cargo@WS:{base} --test plain [-Awarnings]"]
+
+
 def test_toolchain_errors_move_the_era(tmp_path: Path) -> None:
     repo = _crate(tmp_path)
     plan = languages.plan(repo, detect(repo)).model_copy(update={"suite": "bookworm"})
