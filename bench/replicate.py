@@ -208,18 +208,37 @@ def _state_ids(state: Path) -> set[str]:
     return out
 
 
+def _gold_state(state: Path) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    if state.is_file():
+        for line in state.read_text().splitlines():
+            try:
+                row = json.loads(line)
+                out[str(row["instance_id"])] = bool(row["resolved"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn last line
+    return out
+
+
 def run_ours(dataset: Path, tasks: list[SWETask], repos: Path, state: Path, log: Any,
              timeout: float | None, deadline: float | None = None,
-             skipped: list[str] | None = None) -> tuple[list[InstanceReport], dict[str, bool]]:
-    """The importer over the sample (registering what verifies), then gold on the registered.
-    Past `deadline` (time.monotonic()), instances not already in the state file are left
-    for a later run and named in `skipped`."""
+             skipped: list[str] | None = None,
+             keep_images: bool = False) -> tuple[list[InstanceReport], dict[str, bool]]:
+    """The importer over the sample (registering what verifies), and gold on each registered
+    instance as soon as it is (kept in a state file of its own, ``*.gold.jsonl``); then the
+    instance's env image is removed unless `keep_images` (a 60-instance sample of Rust and
+    Go repositories would otherwise fill a disk). Past `deadline` (time.monotonic()),
+    instances not already in the state file are left for a later run and named in
+    `skipped`."""
+    from envs import images
     from envs.registry import Registry
     from harness.evaluate import evaluate
 
     order = {t.instance_id: i for i, t in enumerate(tasks)}
     rows: list[InstanceReport] = []
     done = _state_ids(state)
+    gold_path = state.with_suffix(".gold.jsonl")
+    gold_done = _gold_state(gold_path)
     for i, task in enumerate(tasks, 1):
         if deadline is not None and time.monotonic() > deadline and task.instance_id not in done:
             if skipped is not None:
@@ -229,17 +248,24 @@ def run_ours(dataset: Path, tasks: list[SWETask], repos: Path, state: Path, log:
         rep = import_instances(dataset, repos=repos, instance_ids=[task.instance_id],
                                register=True, state=state, timeout=timeout, log=log)
         rows += rep.instances
+        for r in rep.instances:
+            if r.registered and r.instance_id not in gold_done:
+                with Registry() as reg:
+                    known = reg.get_swe_task(r.instance_id)
+                if known is not None:
+                    summary = evaluate("gold", tasks={r.instance_id: known},
+                                       run_id=f"replicate-gold-{state.stem}",
+                                       instance_ids=[r.instance_id], timeout=timeout,
+                                       record=False)
+                    gold_done[r.instance_id] = r.instance_id in set(summary.resolved_ids)
+                    with gold_path.open("a") as fh:
+                        fh.write(json.dumps({"instance_id": r.instance_id,
+                                             "resolved": gold_done[r.instance_id]}) + "\n")
+            if r.env_image and not keep_images and r.instance_id not in done:
+                images.remove(r.env_image)
     rows.sort(key=lambda r: order.get(r.instance_id, 0))
-    gold: dict[str, bool] = {}
-    registered = [r.instance_id for r in rows if r.registered]
-    if registered:
-        with Registry() as reg:
-            found = {i: reg.get_swe_task(i) for i in registered}
-        known = {i: t for i, t in found.items() if t is not None}
-        summary = evaluate("gold", tasks=known, run_id=f"replicate-gold-{state.stem}",
-                           instance_ids=list(known), timeout=timeout, record=False)
-        resolved = set(summary.resolved_ids)
-        gold = {i: i in resolved for i in known}
+    gold = {r.instance_id: gold_done[r.instance_id] for r in rows
+            if r.registered and r.instance_id in gold_done}
     return rows, gold
 
 
@@ -381,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "replication.md")
     ap.add_argument("--no-write", action="store_true", help="print only")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep-images", action="store_true",
+                    help="keep each instance's env image (removed once measured by default)")
     args = ap.parse_args(argv)
 
     def log(msg: str) -> None:
@@ -401,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     deadline = (time.monotonic() + 60 * args.budget_minutes) if args.budget_minutes else None
     skipped: list[str] = []
     ours, gold = run_ours(args.dataset, tasks, args.repos, state_dir / f"{key}-envfactory.jsonl",
-                          log, args.timeout, deadline, skipped)
+                          log, args.timeout, deadline, skipped, keep_images=args.keep_images)
     naive_rows = run_naive(tasks, args.repos, state_dir / f"{key}-naive.jsonl", log) \
         if args.baseline == "naive" else None
     groups = by_repo(ours, gold)

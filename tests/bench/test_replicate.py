@@ -80,3 +80,28 @@ def test_past_its_time_budget_a_run_keeps_what_is_done_and_leaves_the_rest(
                                    deadline=0.0, skipped=skipped)
     assert [r.instance_id for r in got] == [rows[0].instance_id]
     assert skipped == [rows[1].instance_id] and gold == {}
+
+
+def test_gold_is_kept_per_instance_and_a_resumed_run_does_not_evaluate_it_again(
+        tmp_path: Path, tmp_home, monkeypatch) -> None:
+    import json
+
+    import harness.evaluate
+
+    rows = [_task("a/x", 1)]
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text("".join(json.dumps(t.to_swebench()) + "\n" for t in rows))
+    state = tmp_path / "state.jsonl"
+    done = _row("a/x", "go", exact=True, minutes=1).model_copy(
+        update={"instance_id": rows[0].instance_id, "registered": True})
+    state.write_text(done.model_dump_json() + "\n")
+    state.with_suffix(".gold.jsonl").write_text(
+        json.dumps({"instance_id": rows[0].instance_id, "resolved": True}) + "\n{torn")
+
+    def evaluate(*a, **k):
+        raise AssertionError("gold was evaluated again")
+
+    monkeypatch.setattr(harness.evaluate, "evaluate", evaluate)
+    got, gold = replicate.run_ours(dataset, rows, tmp_path, state, lambda m: None, None)
+    assert [r.instance_id for r in got] == [rows[0].instance_id]
+    assert gold == {rows[0].instance_id: True}
