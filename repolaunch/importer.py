@@ -56,8 +56,8 @@ from pydantic import BaseModel, Field, ValidationError
 from envs.models import SWETask
 from repolaunch.mine.github import find_repo
 
-__all__ = ["Agreement", "ImportReport", "InstanceReport", "agreement", "import_instances",
-           "locate_repo", "read_instances"]
+__all__ = ["Agreement", "ImportReport", "InstanceReport", "agreement", "build_cause",
+           "import_instances", "locate_repo", "read_instances"]
 
 Log = Callable[[str], None]
 Relation = Literal["exact", "subset", "superset", "overlap", "disjoint"]
@@ -347,6 +347,17 @@ def _unreachable_in_build(logs: Path) -> str | None:
     return _unreachable(steps, failed_only=False) if isinstance(steps, list) else None
 
 
+def build_cause(failure: str | None, transcript: list[Any]) -> tuple[Cause, str]:
+    """Why a build failed, typed, and its one line (the registry host named where a setup
+    step could not reach one): the same reading for imports and for launches at HEAD."""
+    why = (failure or "the environment did not build").splitlines()[0][:300]
+    cause = _launch_cause(why)
+    host = _unreachable(transcript) if cause == "env_build_failed" else None
+    if host is not None:
+        return "registry_unavailable", f"{host} (a registry this machine cannot reach); {why}"
+    return cause, why
+
+
 def _launch_cause(failure: str) -> Cause:
     from repolaunch.build import UNAVAILABLE
 
@@ -388,12 +399,7 @@ def _default_launch(repo: Path, commit: str, log: Log, registry: Any, *,
     except (ImageBuildError, SandboxError) as exc:
         raise InstanceError(f"build failed: {str(exc).splitlines()[0][:200]}") from None
     if not res.ok or res.env is None:
-        why = (res.failure or "the environment did not build").splitlines()[0][:300]
-        cause = _launch_cause(why)
-        host = _unreachable(res.transcript) if cause == "env_build_failed" else None
-        if host is not None:
-            why, cause = f"{host} (a registry this machine cannot reach); {why}", \
-                "registry_unavailable"
+        cause, why = build_cause(res.failure, res.transcript)
         err = InstanceError(f"build failed: {why}", cause)
         err.transcript = res.transcript_path  # type: ignore[attr-defined]
         err.language = res.plan.language.value  # type: ignore[attr-defined]
