@@ -42,7 +42,7 @@ RULE = 0.85  # RepoLaunch: a build counts when its tests run and this share of t
 SECTION = "head"
 _HEADING = re.compile(r"(?im)^#+ .*cold builds at head.*$")
 _LANGUAGE = re.compile(r"\b([A-Z][A-Za-z+#]*):\s")
-_REPO = re.compile(r"\b([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9])\b")
+_REPO = re.compile(r"\b([A-Za-z0-9][\w.-]*/[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9])?)\b")
 
 
 def read_list(text: str) -> list[tuple[str, str]]:

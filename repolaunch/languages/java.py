@@ -108,6 +108,11 @@ def default_surefire_too_old(repo: Path) -> bool:
             and "junit5" in junit_flavors(repo))
 
 
+# The test classes of the files given: each ``.java`` file's class (its base name).
+_CLASSES = ("C=$(for f in {tests}; do case \"$f\" in *.java) basename \"$f\" .java;; esac; "
+            "done | sort -u)")
+
+
 def _maven(repo: Path, detection: Detection) -> dict:
     flags = "-B -ntp -Dstyle.color=never"
     goals = "clean test"
@@ -121,11 +126,16 @@ def _maven(repo: Path, detection: Detection) -> dict:
                 f' -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false'
                 f' -Dtest="${{T#,}}" {goals}')
     where = ". -path '*/target/surefire-reports/*'"
+    # SWE-bench's scope: the test patch's classes (Surefire's -Dtest), else everything
+    scope = (f'{_CLASSES}; if [ -z "$C" ]; then {run}; else mvn {flags} -o'
+             f' -Dmaven.test.failure.ignore=true -Dsurefire.failIfNoSpecifiedTests=false'
+             f' -DfailIfNoTests=false -Dtest="$(echo $C | tr " " ,)" {goals}; fi')
     return dict(
         build_system="maven",
         setup_steps=(f"mvn {flags} -Dmaven.test.failure.ignore=true {goals}",),
         test_command=_finish(run, where),
         per_test_command=_finish(per_test, where),
+        scope_command=_finish(scope, where),
         dependency_files=("pom.xml", "**/pom.xml", ".mvn/**"),
         notes=tuple(notes),
     )
@@ -138,11 +148,15 @@ def _gradle(repo: Path, detection: Detection) -> dict:
     run = f"{tool} {flags} --offline clean test --continue"
     per_test = (f'T=""; for t in {{tests}}; do T="$T --tests $(echo "$t" | tr "#" ".")"; done;'
                 f" {tool} {flags} --offline clean test --continue $T")
+    # the test patch's classes in any package (Gradle's --tests takes class patterns)
+    scope = (f'set -f; {_CLASSES}; T=""; for c in $C; do T="$T --tests *.$c --tests $c"; done;'
+             f" {tool} {flags} --offline clean test --continue $T")
     return dict(
         build_system="gradle",
         setup_steps=(f"{tool} {flags} testClasses",),
         test_command=_finish(run, where),
         per_test_command=_finish(per_test, where),
+        scope_command=_finish(scope, where),
         dependency_files=("build.gradle", "build.gradle.kts", "settings.gradle",
                           "settings.gradle.kts", "gradle.properties", "gradle/**",
                           "**/build.gradle", "**/build.gradle.kts"),

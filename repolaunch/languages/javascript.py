@@ -392,6 +392,24 @@ def runner_commands(fw: str, args: list[str], report: str) -> tuple[str, str, st
     raise ValueError(f"unsupported JavaScript test framework {fw!r}; known: {FRAMEWORKS}")
 
 
+_SCRIPT_EXT = "*.js|*.jsx|*.mjs|*.cjs|*.ts|*.tsx|*.mts|*.cts|*.vue|*.svelte"
+
+
+def scope_command(fw: str, args: list[str], report: str) -> str:
+    """SWE-bench's scope for Jest and Vitest: the test patch's script files as path filters
+    after the project's own arguments. A scope that selects no test (the files are
+    fixtures, or outside the runner's test match) runs the whole suite instead. Other
+    runners: "" (the whole suite)."""
+    if fw not in ("jest", "vitest"):
+        return ""
+    test, _, _ = runner_commands(fw, args, report)
+    return (f'F=$(for f in {{tests}}; do case "$f" in {_SCRIPT_EXT}) '
+            '[ -f "$f" ] && printf "%s\\n" "$f";; esac; done); rc=1; '
+            f'if [ -n "$F" ]; then {test} $F; rc=$?; fi; '
+            f"if ! grep -q '\"numTotalTests\": *[1-9]' {report} 2>/dev/null; then "
+            f"rm -f {report}; {test}; rc=$?; fi; exit $rc")
+
+
 def make_plan(repo: Path, detection: Detection, language: Language,
               build: str = "") -> Plan:
     pkg = package_json(repo)
@@ -430,6 +448,7 @@ def make_plan(repo: Path, detection: Detection, language: Language,
         report_format=fmt,
         report_path=report,
         per_test_command=prelude + per_test if per_test else "",
+        scope_command=prelude + scope if (scope := scope_command(fw, args, report)) else "",
         env=dict(ENV),
         dependency_files=DEPENDENCY_FILES,
         notes=notes,

@@ -53,6 +53,31 @@ def test_maven_plan(tmp_path):
     assert "pom.xml" in plan.dependency_files
 
 
+def test_scope_is_the_test_patch_classes_and_everything_without_one(tmp_path):
+    """SWE-bench runs the test patch's test classes: Surefire's -Dtest with each .java
+    file's class; no Java file among the files, the whole suite."""
+    import subprocess
+
+    from repolaunch.validate import scoped_command
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "mvn").write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in -Dtest=*) echo "$a";; '
+                              'esac; done; echo ran\n')
+    (fake / "mvn").chmod(0o755)
+    (tmp_path / "pom.xml").write_text("<project></project>")
+    plan = java.JavaPlugin().plan(tmp_path, Detection(primary=Language.JAVA))
+
+    def run(files):
+        env = {"PATH": f"{fake}:/usr/bin:/bin"}
+        return subprocess.run(["sh", "-c", scoped_command(plan.scope_command, files)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True).stdout
+
+    assert run(["src/test/java/a/FooTest.java", "src/test/java/b/BarIT.java",
+                "src/test/resources/x.txt"]) == "-Dtest=BarIT,FooTest\nran\n"
+    assert run(["src/test/resources/x.txt"]) == "ran\n"
+
+
 def test_javac_plan(tmp_path):
     repo = samples.write(samples.get("java-roman"), tmp_path)
     assert java.junit_flavors(repo) == {"junit4"}

@@ -51,11 +51,13 @@ def before_and_after(sample: SampleRepo, index: int) -> tuple[SampleRepo, Sample
                                 commits=sample.commits[: index + 1]))
 
 
-def run_per_test(sample: SampleRepo, dest: Path, ids: list[str]) -> dict[str, str]:
-    """Set the sample up, then run the plan's per-test template on `ids` (network off)."""
+def run_per_test(sample: SampleRepo, dest: Path, ids: list[str],
+                 template: str = "per_test_command") -> dict[str, str]:
+    """Set the sample up, then run the plan's per-test template (or `template`, another
+    of the plan's) on `ids` (network off)."""
     repo = samples.write(sample, dest)
     plan = languages.get(sample.language).plan(repo, det_of(sample))
-    command = plan.per_test_command.replace("{tests}", " ".join(shlex.quote(i) for i in ids))
+    command = getattr(plan, template).replace("{tests}", " ".join(shlex.quote(i) for i in ids))
     with Sandbox.start(images.ensure(plan.image_family).tag, network=True, workdir="/testbed",
                        limits=SETUP_LIMITS) as sb:
         sb.put_dir(repo, "/testbed")
@@ -391,6 +393,22 @@ def test_per_test_command_runs_only_the_chosen(docker_engine, tmp_path, name, id
     sample = samples.get(name)
     got = run_per_test(sample, tmp_path, ids)
     assert got == {i: sample.expected[i].value for i in ids}
+
+
+@pytest.mark.docker
+@pytest.mark.network
+@pytest.mark.slow
+def test_scope_runs_the_test_files_given_and_the_suite_when_they_select_nothing(
+        docker_engine, tmp_path):
+    """SWE-bench runs the test patch's files: Jest gets them as path filters; files that
+    select no test (a source file here) run the whole suite rather than nothing."""
+    sample = samples.get("js-jest")
+    got = run_per_test(sample, tmp_path / "a", ["test/cart.test.js"], "scope_command")
+    assert got and set(got) < set(sample.expected)
+    assert all(i.startswith(("cartTotal", "applyDiscount")) for i in got), got
+    whole = run_per_test(sample, tmp_path / "b", ["src/money.js"], "scope_command")
+    # (the helper leaves out skipped tests not asked for)
+    assert whole == {i: v.value for i, v in sample.expected.items() if v.value != "SKIPPED"}
 
 
 def test_the_test_script_is_followed_through_the_scripts_it_runs(tmp_path):
