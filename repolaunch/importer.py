@@ -311,11 +311,11 @@ _INFRA_WORDS = ("sandbox", "engine", "docker", "image build", "cannot create", "
 # A package registry that did not answer, or answered "not here", in a setup step's output:
 # the host it was asked (curl/composer/bundler/npm/yarn/pip/cargo words for it).
 _UNREACHABLE = re.compile(
-    r"(?:Could not resolve host:?|getaddrinfo \w+|Failed to connect to|"
+    r"(?:Could not resolve host:?|Could not reach host|getaddrinfo \w+|Failed to connect to|"
     r"Couldn't connect to server|Failed to open TCP connection to|"
     r"Request URL: https?://|failed to download from|404 Not Found[^\n]*?https?://)"
     r"\s*(?:https?://)?([\w.-]+\.[a-z]{2,})")
-_NOT_FOUND = re.compile(r"\b404\b|Not Found|Could not resolve host|getaddrinfo|"
+_NOT_FOUND = re.compile(r"\b404\b|Not Found|Could not (?:resolve|reach) host|getaddrinfo|"
                         r"Failed to connect|Couldn't connect|Failed to open TCP connection")
 
 

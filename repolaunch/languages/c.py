@@ -24,6 +24,7 @@ No script here contains a brace besides ``{tests}``: a caller may substitute wit
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from envs.models import Language
@@ -332,6 +333,48 @@ def _tcl(scope: str = "") -> list[str]:
     return [*lines, 'TERM=dumb ./runtest --durable "$@"']
 
 
+_SUBMODULE = re.compile(r"(?ms)^\[submodule\s+\"[^\"]*\"\](.*?)(?=^\[|\Z)")
+
+
+def empty_submodules(repo: Path) -> list[tuple[str, str]]:
+    """(path, library name) of each git submodule whose directory the checkout left empty
+    (its repository cannot be fetched here); the name is the URL's last part, lowercased,
+    without ``.git``."""
+    try:
+        text = (repo / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for m in _SUBMODULE.finditer(text):
+        path = first_match(r"(?m)^\s*path\s*=\s*(\S+)", m.group(1))
+        url = first_match(r"(?m)^\s*url\s*=\s*(\S+)", m.group(1)) or path or ""
+        where = repo / path if path else None
+        if where is None or (where.is_dir() and any(where.iterdir())):
+            continue
+        name = re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1]).lower()
+        if re.fullmatch(r"[a-z0-9][a-z0-9+.-]{2,}", name):
+            out.append((path, name))
+    return out
+
+
+def system_library_step(names: list[str]) -> str:
+    """Shell: for each library name, Debian's development package of the same library,
+    installed when there is one: a ``-dev`` package that apt finds for the name and whose
+    own name holds the name's first four letters (oniguruma: libonig-dev, zlib:
+    zlib1g-dev), the shortest such name first."""
+    words = " ".join(shlex.quote(n) for n in names)
+    return (
+        "apt-get update -qq >/dev/null 2>&1; "
+        f"for n in {words}; do k=$(printf '%s' \"$n\" | sed 's/^lib//' | cut -c1-4); "
+        "p=$(apt-cache search \"$n\" 2>/dev/null | awk '{print $1}' | grep -- '-dev$' "
+        "| grep -F -- \"$k\" | awk '{print length, $0}' | sort -n | head -1 | cut -d' ' -f2); "
+        'if [ -n "$p" ]; then echo "envfactory: submodule $n -> Debian $p"; '
+        "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
+        '"$p" >/dev/null || echo "envfactory: apt could not install $p"; '
+        'else echo "envfactory: no Debian package for submodule $n"; fi; done; true'
+    )
+
+
 # C and C++ share their build files; which of the two a repository is, the detector decides.
 NATIVE_BUILD_FILES = ("CMakeLists.txt", "meson.build", "configure.ac", "configure.in",
                       "Makefile.am", "configure", "Makefile", "GNUmakefile", "makefile")
@@ -418,6 +461,11 @@ class NativePlugin:
                     framework or "", "doctest-xml"
                 )
             deps = ("Makefile", "makefile", "GNUmakefile", "*.mk")
+        missing = empty_submodules(repo)
+        if missing:  # a submodule cannot be fetched here: the system's copy of the library
+            setup = [system_library_step([n for _, n in missing]), *setup]
+            notes.append("submodules not fetched, Debian's package of the same library "
+                         "instead: " + ", ".join(p for p, _ in missing))
         return Plan(
             language=self.language,
             image_family="cpp",

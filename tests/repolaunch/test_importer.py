@@ -278,6 +278,8 @@ def test_a_registry_out_of_reach_is_named_as_its_own_cause() -> None:
     assert _unreachable([step("ok", 0), step(yarn)]) == "registry.npmjs.org"
     assert _unreachable([step(composer)]) == "repo.packagist.org"
     assert _unreachable([step(bundler)]) == "rubygems.org"
+    assert _unreachable([step("Could not reach host index.rubygems.org. Check your network")]) \
+        == "index.rubygems.org"
     assert _unreachable([step("error: could not compile `x`\n")]) is None
 
 

@@ -176,3 +176,39 @@ def test_tcl_scope_is_one_unit_per_test_file_and_helpers_are_not_units(tmp_path)
     out = subprocess.run(["sh", "-c", scoped_command(plan.scope_command, files)],
                          cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "--durable|--single|unit/type/zset|"
+
+
+def test_a_submodule_that_cannot_be_fetched_gets_debians_copy_of_the_library(tmp_path):
+    """A library vendored as a git submodule (unreachable here, so its directory is
+    empty) is installed from Debian instead, by the submodule's name; a fetched one is
+    left alone."""
+    from repolaunch.languages.c import empty_submodules
+
+    (tmp_path / "modules" / "oniguruma").mkdir(parents=True)
+    (tmp_path / "vendor" / "fetched").mkdir(parents=True)
+    (tmp_path / "vendor" / "fetched" / "x.c").write_text("")
+    (tmp_path / ".gitmodules").write_text(
+        '[submodule "modules/oniguruma"]\n\tpath = modules/oniguruma\n'
+        "\turl = https://github.com/kkos/oniguruma.git\n"
+        '[submodule "vendor/fetched"]\n\tpath = vendor/fetched\n'
+        "\turl = https://example.org/fetched\n")
+    (tmp_path / "configure.ac").write_text("AC_INIT([x], [1])\n")
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    assert empty_submodules(tmp_path) == [("modules/oniguruma", "oniguruma")]
+    plan = get("c").plan(tmp_path, Detection(primary=Language.C))
+    assert "oniguruma" in plan.setup_steps[0] and "apt-get install" in plan.setup_steps[0]
+    assert any("modules/oniguruma" in n for n in plan.notes)
+
+
+@pytest.mark.docker
+@pytest.mark.network
+def test_the_library_step_finds_debians_development_package(docker_engine):
+    from repolaunch.build import BUILD_CAPS, BUILD_LIMITS
+    from repolaunch.languages.c import system_library_step
+
+    with Sandbox.start(images.ensure("cpp").tag, network=True, limits=BUILD_LIMITS,
+                       cap_add=BUILD_CAPS) as sb:
+        res = sb.exec(system_library_step(["oniguruma", "no-such-library-here"]))
+        assert "oniguruma -> Debian libonig-dev" in res.output, res.output[-2000:]
+        assert "no Debian package for submodule no-such-library-here" in res.output
+        assert sb.exec("test -f /usr/include/oniguruma.h").exit_code == 0
