@@ -36,7 +36,7 @@ from pathlib import Path
 from envs.config import get_settings
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, first_match, read_toml
-from repolaunch.diagnose import rule, suites_towards
+from repolaunch.diagnose import Action, rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
 
 RUNNER = "/opt/envfactory/cargo-tests"
@@ -249,9 +249,84 @@ def _rustc_too_old(m, plan, phase, step):
         yield from suites_towards(plan, "newer", "the crates want a newer rustc")
 
 
+# Steps a registry crate down to its newest earlier release that the lock file accepts
+# (`cargo update --precise`) and this toolchain builds (`cargo build -p`), reading the
+# releases from crates.io's sparse index (which has no dates to go by).
+_STEP_DOWN = r"""python3 - {name} {version} <<'ENVFACTORY_PY'
+import json, subprocess, sys, urllib.request
+
+def releases(name, below):
+    n = name.lower()
+    path = {1: "1/" + n, 2: "2/" + n, 3: "3/%s/%s" % (n[0], n)}.get(
+        len(n), "%s/%s/%s" % (n[:2], n[2:4], n))
+    text = urllib.request.urlopen("https://index.crates.io/" + path, timeout=60).read().decode()
+    key = lambda v: tuple(int(x) for x in v.split("+")[0].split("-")[0].split("."))
+    return sorted({r["vers"] for r in map(json.loads, filter(str.strip, text.splitlines()))
+                   if not r.get("yanked") and "-" not in r["vers"] and key(r["vers"]) < key(below)},
+                  key=key, reverse=True)[:10]
+
+def cargo(*args):
+    return subprocess.call(["cargo", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+def dependents(name, version):
+    # the registry packages whose entry in Cargo.lock depends on it (not the project's own)
+    import re
+    with open("Cargo.lock", encoding="utf-8") as fh:
+        blocks = fh.read().split("[[package]]")
+    out = []
+    for b in blocks:
+        n = re.search(r'^name = "([^"]+)"', b, re.M)
+        v = re.search(r'^version = "([^"]+)"', b, re.M)
+        deps = re.findall(r'^\s*"([^" ]+)(?: ([^" ]+))?', b.split("dependencies = [", 1)[-1], re.M) \
+            if "dependencies = [" in b else []
+        if n and v and "source = " in b and any(
+                d == name and (not dv or dv == version) for d, dv in deps):
+            out.append((n.group(1), v.group(1)))
+    return out
+
+def step(name, cur, depth):
+    # the newest earlier release that the lock accepts and that builds; else its dependents
+    at = cur
+    for v in releases(name, cur):
+        if cargo("update", "-p", name + "@" + at, "--precise", v) != 0:
+            continue  # outside what the dependents accept
+        at = v
+        if cargo("build", "-q", "-p", name + "@" + v) == 0:
+            print("envfactory: %s %s -> %s" % (name, cur, v))
+            return True
+    if at != cur:
+        cargo("update", "-p", name + "@" + at, "--precise", cur)
+    if depth < 2:
+        for dep, dv in dependents(name, cur):
+            if step(dep, dv, depth + 1):
+                return True
+    return False
+
+sys.exit(0 if step(sys.argv[1], sys.argv[2], 0) else
+         "envfactory: no earlier release of %s (or of what needs it) builds here" % sys.argv[1])
+ENVFACTORY_PY"""
+
+
+def step_down(name: str, version: str) -> str:
+    """Shell: the crate `name` at `version` replaced by its newest earlier release."""
+    return _STEP_DOWN.replace("{name}", name).replace("{version}", version)
+
+
+# A registry crate newer than the toolchain: it uses a feature stabilized after this rustc
+# (E0658) and declares no rust-version the resolver could have kept it back by. Crates
+# are resolved today when there is no lock file, so the crate steps down a release.
+@rule(r"^error\[E0658\][^\n]*\n\s*--> \S*/registry/src/[^/\s]+/"
+      r"([A-Za-z0-9_-]+?)-(\d+\.\d+\.\d+[^/\s]*)/", "setup,test")
+def _crate_too_new(m, plan, phase, step):
+    if plan.language is Language.RUST:
+        yield Action("shell", step_down(m.group(1), m.group(2)),
+                     f"{m.group(1)} {m.group(2)} needs a newer rustc: an earlier release")
+
+
 # An error inside a crate from the registry (not the project's own code): old crate code
-# that a newer rustc no longer accepts, so an older toolchain.
-@rule(r"^error(?:\[E\d+\])?: [^\n]*\n\s*--> \S*/registry/src/", "setup,test")
+# that a newer rustc no longer accepts, so an older toolchain. (A feature not yet stable,
+# E0658, is the opposite: the crate is too new; see above.)
+@rule(r"^error(?:\[E(?!0658)\d+\])?: [^\n]*\n\s*--> \S*/registry/src/", "setup,test")
 def _crate_too_old(m, plan, phase, step):
     if plan.language is Language.RUST:
         yield from suites_towards(plan, "older", "a registry crate no longer compiles")

@@ -149,6 +149,14 @@ def test_toolchain_errors_move_the_era(tmp_path: Path) -> None:
     # the project's own code failing is not the toolchain's era
     own = "error[E0425]: cannot find value `x` in this scope\n --> src/lib.rs:3:5\n"
     assert diagnose(own, plan=on_trixie, phase="setup") == []
+    # a crate too new for the newest rustc here (a feature not stable yet) steps down a
+    # release instead: crates resolved today cannot be helped by an older toolchain
+    too_new = ("error[E0658]: `let` expressions in this position are unstable\n"
+               "   --> /opt/envfactory/cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"
+               "ar_archive_writer-0.5.1/src/archive_writer.rs:591:20\n")
+    (action,) = diagnose(too_new, plan=on_trixie, phase="setup")
+    assert action.kind == "shell" and "ar_archive_writer 0.5.1" in action.value
+    assert "cargo" in action.value and "--precise" in action.value
 
 
 def test_crates_to_fetch_need_the_sparse_index(tmp_path: Path) -> None:
@@ -163,3 +171,24 @@ def test_crates_to_fetch_need_the_sparse_index(tmp_path: Path) -> None:
     out = "error: failed to fetch\nCaused by:\n  Unable to update registry `crates-io`\n"
     assert [(a.kind, a.value) for a in diagnose(out, plan=plan, phase="setup")] == \
         [("suite", "trixie")]
+
+
+def test_the_step_down_finds_what_needs_a_crate_in_the_lock_file(tmp_path: Path) -> None:
+    """When no earlier release of a too-new crate fits what depends on it, the step-down
+    tries those registry dependents (read from Cargo.lock), never the project itself."""
+    script = rust.step_down("ar_archive_writer", "0.5.1")
+    body = script.split("<<'ENVFACTORY_PY'\n", 1)[1].rsplit("ENVFACTORY_PY", 1)[0]
+    (tmp_path / "Cargo.lock").write_text(
+        'version = 4\n\n[[package]]\nname = "ar_archive_writer"\nversion = "0.5.1"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n\n'
+        '[[package]]\nname = "psm"\nversion = "0.1.31"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+        'dependencies = [\n "ar_archive_writer",\n "cc",\n]\n\n'
+        '[[package]]\nname = "other"\nversion = "1.0.0"\n'
+        'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+        'dependencies = [\n "ar_archive_writer 0.4.2",\n]\n\n'
+        '[[package]]\nname = "units"\nversion = "0.1.0"\ndependencies = [\n "ar_archive_writer",\n]\n')
+    probe = body.split("def step(")[0] + "\nprint(dependents(sys.argv[1], sys.argv[2]))\n"
+    out = subprocess.run([sys.executable, "-c", probe, "ar_archive_writer", "0.5.1"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[('psm', '0.1.31')]"
