@@ -74,7 +74,7 @@ def measure(repo_path: Path, full_name: str, listed: str, *, keep_image: bool,
     """One cold launch at HEAD and its row."""
     from envs import images
     from repolaunch.build import launch
-    from repolaunch.importer import build_cause
+    from repolaunch.importer import build_cause, unreachable_registry
 
     t0 = time.monotonic()
     row: dict[str, Any] = {"repo": full_name, "listed": listed, "language": None,
@@ -102,6 +102,11 @@ def measure(repo_path: Path, full_name: str, listed: str, *, keep_image: bool,
     elif not row["meets"]:
         row["cause"] = "tests_failing"
         row["detail"] = f"{ran - good} of {ran} tests did not pass"
+    host = unreachable_registry(res.transcript) if row["cause"] in (
+        "runner_failed", "tests_failing") else None
+    if host is not None:  # the setup went on without what that registry would have given
+        row["cause"] = "registry_unavailable"
+        row["detail"] = f"{host} (a registry this machine cannot reach); {row['detail']}"[:300]
     if res.env is not None and res.env.image and not keep_image:
         images.remove(res.env.image)
     row["minutes"] = round((time.monotonic() - t0) / 60, 1)

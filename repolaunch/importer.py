@@ -57,7 +57,7 @@ from envs.models import SWETask
 from repolaunch.mine.github import find_repo
 
 __all__ = ["Agreement", "ImportReport", "InstanceReport", "agreement", "build_cause",
-           "import_instances", "locate_repo", "read_instances"]
+           "import_instances", "locate_repo", "read_instances", "unreachable_registry"]
 
 Log = Callable[[str], None]
 Relation = Literal["exact", "subset", "superset", "overlap", "disjoint"]
@@ -337,6 +337,12 @@ def _unreachable(transcript: list[Any], *, failed_only: bool = True) -> str | No
     return None
 
 
+def unreachable_registry(transcript: list[Any]) -> str | None:
+    """The registry host any setup step could not reach (its step may have gone on
+    without it): for a build whose tests then fail or report nothing."""
+    return _unreachable(transcript, failed_only=False)
+
+
 def _unreachable_in_build(logs: Path) -> str | None:
     """`_unreachable` over every setup step of the build transcript kept in ``logs``."""
     try:
@@ -344,7 +350,7 @@ def _unreachable_in_build(logs: Path) -> str | None:
     except (OSError, ValueError):
         return None
     steps = data.get("transcript") if isinstance(data, dict) else None
-    return _unreachable(steps, failed_only=False) if isinstance(steps, list) else None
+    return unreachable_registry(steps) if isinstance(steps, list) else None
 
 
 def build_cause(failure: str | None, transcript: list[Any]) -> tuple[Cause, str]:
