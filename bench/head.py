@@ -173,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--list", type=Path, required=True, help="the list (see above)")
     ap.add_argument("--repos", type=Path, required=True, help="clones or mirrors, owner__name")
-    ap.add_argument("--only", action="append", default=None, help="owner/name (repeatable)")
+    ap.add_argument("--only", action="append", default=None,
+                    help="measure only owner/name (repeatable); the table keeps every row done")
     ap.add_argument("--budget-minutes", type=float, default=None,
                     help="start no new repository after this many minutes (resume later)")
     ap.add_argument("--keep-images", action="store_true")
@@ -190,8 +191,6 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot read the list: {exc}", file=sys.stderr)
         return 2
-    if args.only:
-        wanted = [(lang, r) for lang, r in wanted if r in set(args.only)]
     if not wanted:
         print("error: the list names no repository (Language: owner/name, ...)",
               file=sys.stderr)
@@ -206,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         if full_name in done:
             rows.append(done[full_name])
             continue
+        if args.only and full_name not in args.only:
+            continue  # measured another time; its row is in the table once it is
         path = find_repo(args.repos, full_name)
         if path is None:
             notes.append(f"{full_name}: no clone or mirror under --repos; left out")
