@@ -73,6 +73,12 @@ ENV = {
     "npm_config_update_notifier": "false",
     "npm_config_fund": "false",
     "npm_config_audit": "false",
+    # browsers for end-to-end tools download from hosts out of reach here (GitHub, Google's
+    # storage), and a postinstall that cannot fetch one fails the whole install
+    "PUPPETEER_SKIP_DOWNLOAD": "1",
+    "PUPPETEER_SKIP_CHROMIUM_DOWNLOAD": "1",
+    "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
+    "CYPRESS_INSTALL_BINARY": "0",
 }
 _SHELL_OPS = {"&&", "||", ";", "|", "&"}
 

@@ -103,7 +103,7 @@ def required(path, package):
     except OSError:
         return [], []
     features, cfgs = [], []
-    for attr in re.findall(r"#!\[cfg\((.*?)\)\]\s*$", head, re.M):
+    for attr in re.findall(r"#!\[cfg\((.*?)\)\]", head, re.S):  # it may span lines
         prev = None
         while prev != attr:  # positive conditions only: drop not(...) groups
             prev, attr = attr, re.sub(r"not\([^()]*(?:\([^()]*\))*[^()]*\)", "", attr)

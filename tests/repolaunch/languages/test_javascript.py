@@ -84,6 +84,8 @@ def check_plan_shape(plan: Plan, sample: SampleRepo, repo: Path) -> None:
     assert plan.report_format == FORMATS[sample.test_framework]
     assert plan.report_path and plan.report_path.startswith(js.REPORT_DIR + "/")
     assert plan.report_path in plan.test_command
+    # no install waits on a browser download from a host out of reach
+    assert plan.env["PUPPETEER_SKIP_DOWNLOAD"] == plan.env["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] == "1"
     assert "{tests}" in plan.per_test_command and plan.report_path in plan.per_test_command
     assert not plan.network_at_test
     assert "package.json" in plan.dependency_files and "package-lock.json" in \

@@ -121,6 +121,8 @@ def test_the_runner_gives_a_test_file_the_features_and_cfgs_it_requires(
         "tests/metrics.rs": '#![warn(unused)]\n#![cfg(all(feature = "full", my_unstable, '
                             'not(target_os = "wasi"), not(miri)))]\n#![cfg(feature = "gone")]\n',
         "tests/plain.rs": "#[test]\nfn a() {}\n",
+        "tests/spread.rs": '#![cfg(all(\n    feature = "rt",\n    my_unstable,\n'
+                           '    not(target_os = "wasi"),\n))]\n',
     })
     env = _fake_cargo(tmp_path)
     (tmp_path / "bin" / "cargo").write_text(  # says the RUSTFLAGS it ran with too
@@ -130,6 +132,8 @@ def test_the_runner_gives_a_test_file_the_features_and_cfgs_it_requires(
     assert _run_runner(ws, env, "tests/metrics.rs") == [
         f"cargo@WS:{base} --test metrics --features full [-Awarnings --cfg my_unstable]"]
     assert _run_runner(ws, env, "tests/plain.rs") == [f"cargo@WS:{base} --test plain [-Awarnings]"]
+    assert _run_runner(ws, env, "tests/spread.rs") == [  # an attribute over several lines
+        f"cargo@WS:{base} --test spread --features rt [-Awarnings --cfg my_unstable]"]
 
 
 def test_toolchain_errors_move_the_era(tmp_path: Path) -> None:
