@@ -169,7 +169,7 @@ def _regex_alternation(var: str) -> list[str]:
 # A CMake option that switches a project's own tests on: BUILD_TESTS, FOO_TEST,
 # gtest_build_tests, ENABLE_TESTING, FOO_ENABLE_TESTS (CTest's BUILD_TESTING is always set)
 _TEST_OPTION = re.compile(r"(?i)^(?:\w+_)?(?:build_|enable_)?test(?:s|ing)?(?:_enabled?)?$")
-_OPTION = re.compile(r"\boption\s*\(\s*([A-Za-z_][\w-]*)\s", re.I)
+_OPTION = re.compile(r"\b(?:cmake_dependent_)?option\s*\(\s*([A-Za-z_][\w-]*)\s", re.I)
 
 
 def cmake_test_switches(repo: Path) -> str:

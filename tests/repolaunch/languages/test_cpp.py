@@ -107,11 +107,13 @@ def test_cmake_options_that_switch_tests_on_are_set(tmp_path):
         'option(gtest_build_tests "Build all of gtest\'s own tests." OFF)\n'
         'option(FMT_TEST "Generate the test target." ${FMT_MASTER_PROJECT})\n'
         'option(BUILD_SHARED_LIBS "shared" OFF)\noption(FMT_DOC "docs" ON)\n'
-        "option(BUILD_TESTING \"ctest's own\" ON)\n")
-    assert cmake_test_switches(tmp_path) == " -Dgtest_build_tests=ON -DFMT_TEST=ON"
+        "option(BUILD_TESTING \"ctest's own\" ON)\n"
+        'cmake_dependent_option(YAML_CPP_BUILD_TESTS\n  "Enable tests" OFF\n  "BUILD_TESTING" OFF)\n')
+    assert cmake_test_switches(tmp_path) == \
+        " -Dgtest_build_tests=ON -DFMT_TEST=ON -DYAML_CPP_BUILD_TESTS=ON"
     det = Detection(primary=Language.CPP, build_system="cmake", test_framework="gtest")
     plan = get("cpp").plan(tmp_path, det)
-    assert "-Dgtest_build_tests=ON -DFMT_TEST=ON" in plan.setup_steps[0]
+    assert "-Dgtest_build_tests=ON -DFMT_TEST=ON -DYAML_CPP_BUILD_TESTS=ON" in plan.setup_steps[0]
     assert "-Dgtest_build_tests=ON" in plan.test_command
 
 
