@@ -280,6 +280,9 @@ def test_a_registry_out_of_reach_is_named_as_its_own_cause() -> None:
     assert _unreachable([step(bundler)]) == "rubygems.org"
     assert _unreachable([step("Could not reach host index.rubygems.org. Check your network")]) \
         == "index.rubygems.org"
+    git_gem = ("Git error: command `git clone --bare --no-hardlinks --quiet -- "
+               "https://github.com/o/spec.git /var/lib/gems/x` in directory /testbed has failed.")
+    assert _unreachable([step(git_gem)]) == "github.com"
     assert _unreachable([step("error: could not compile `x`\n")]) is None
 
 
