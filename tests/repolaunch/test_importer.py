@@ -283,6 +283,9 @@ def test_a_registry_out_of_reach_is_named_as_its_own_cause() -> None:
     git_gem = ("Git error: command `git clone --bare --no-hardlinks --quiet -- "
                "https://github.com/o/spec.git /var/lib/gems/x` in directory /testbed has failed.")
     assert _unreachable([step(git_gem)]) == "github.com"
+    maven = ("[ERROR] Non-resolvable parent POM for x: transfer failed for https://central."
+             "sonatype.com/repository/maven-snapshots/a.pom: Unknown host central.sonatype.com")
+    assert _unreachable([step(maven)]) == "central.sonatype.com"
     assert _unreachable([step("error: could not compile `x`\n")]) is None
 
 
