@@ -7,7 +7,9 @@ parsers (Django's ``test (module.Class)``, sympy's, Go's, Maven's ...) keep ids 
 
 `comparable_id` is for comparing lists made on different machines: besides the cut, an
 absolute path inside a parameter (a fixture file's location on the machine that ran the
-tests) is shortened to its last part, as SWE-bench's ``parse_log_pytest_options`` does.
+tests) is shortened to its last part, as SWE-bench's ``parse_log_pytest_options`` does;
+a JavaScript id's leading test file (SWE-bench's Vitest ids have it, ours do not) is left
+out.
 """
 
 from __future__ import annotations
@@ -31,9 +33,18 @@ def swebench_id(test_id: str, report_format: str = "pytest") -> str:
     return parts[0] if parts else test_id
 
 
+# A JavaScript id that starts with its test file ("src/a.spec.ts > suite > case"): SWE-bench's
+# Vitest parser writes the file first, ours the suite path alone.
+_JS_FILE = re.compile(r"^[^\s>]+\.(?:[cm]?[jt]sx?|vue|svelte) > ")
+_JS_FORMATS = ("jest-json", "vitest-json", "mocha-json")
+
+
 def comparable_id(test_id: str, report_format: str = "pytest") -> str:
-    """`swebench_id`, with absolute paths in parameters reduced to their last part."""
+    """`swebench_id`, with absolute paths in parameters reduced to their last part (and
+    a JavaScript id's leading test file left out)."""
     cut = swebench_id(test_id, report_format)
+    if report_format.split(":", 1)[0] in _JS_FORMATS:
+        cut = _JS_FILE.sub("", cut, count=1)
     m = _OPTION.match(cut)
     if not m:
         return cut
