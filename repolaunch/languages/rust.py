@@ -93,7 +93,7 @@ BUILTIN = {"test", "unix", "windows", "debug_assertions", "doc", "doctest", "mir
 
 def required(path, package):
     """What a test file's own ``#![cfg(...)]`` asks for: (features the package declares,
-    custom cfgs), e.g. ``#![cfg(all(feature = "full", tokio_unstable))]``; the file's
+    custom cfgs), e.g. ``#![cfg(all(feature = "full", my_unstable))]``; the file's
     tests are compiled only with them, as its maintainers' CI runs it."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -254,7 +254,7 @@ def _rustc_too_old(m, plan, phase, step):
 # it), reading the
 # releases from crates.io's sparse index (which has no dates to go by).
 _STEP_DOWN = r"""python3 - {name} {version} <<'ENVFACTORY_PY'
-import json, subprocess, sys, urllib.request
+import json, re, subprocess, sys, urllib.request
 
 def releases(name, below):
     n = name.lower()
@@ -276,7 +276,6 @@ def builds(*names):
 
 def dependents(name, version):
     # the registry packages whose entry in Cargo.lock depends on it (not the project's own)
-    import re
     with open("Cargo.lock", encoding="utf-8") as fh:
         blocks = fh.read().split("[[package]]")
     out = []
@@ -325,7 +324,6 @@ def step(name, cur, depth):
     return False
 
 def locked(name):
-    import re
     with open("Cargo.lock", encoding="utf-8") as fh:
         text = fh.read()
     return re.findall(r'^name = "(%s)"\nversion = "([^"]+)"' % re.escape(name), text, re.M)
