@@ -152,6 +152,7 @@ class _Builder:
         self.extra_setup: list[str] = []
         self.replaced: dict[str, str] = {}  # failed setup step -> the step that stood in
         self.actions_used = 0
+        self.last_output = ""  # the whole output of the last command run
 
     def record(self, phase: str, command: str, exit_code: int, output: str, seconds: float,
                note: str = "") -> None:
@@ -164,6 +165,7 @@ class _Builder:
         t = time.monotonic()
         res = sb.exec(command, env=self.plan.env)
         self.record(phase, command, res.exit_code, res.output, time.monotonic() - t, note)
+        self.last_output = res.output
         return res
 
     def fix(self, sb: Sandbox, output: str, phase: str, retry: Callable[[], bool],
@@ -172,8 +174,11 @@ class _Builder:
         A suite change cannot happen in place; it is returned as 'suite:<name>'. A
         'replace' action stands in for the failed step itself."""
         unavailable = ""
-        for action in dx.diagnose(output, plan=self.plan, phase=phase, tried=self.tried,
-                                  step=step):
+        queue = dx.diagnose(output, plan=self.plan, phase=phase, tried=self.tried, step=step)
+        while queue:
+            action = queue.pop(0)
+            if action.key in self.tried:
+                continue
             if self.actions_used >= self.max_steps:
                 return f"gave up after {self.max_steps} diagnose steps"
             self.tried.add(action.key)
@@ -199,6 +204,17 @@ class _Builder:
                 if action.kind in ("shell", "setup"):
                     self.extra_setup.append(action.value)
                 return None
+            if action.kind in ("shell", "setup") and res.exit_code == 0:
+                # the step now fails differently (the compiler it lacked now shows what it
+                # cannot compile): the action stays, and the new failure is diagnosed first
+                pending = {a.key for a in queue}
+                later = [a for a in dx.diagnose(self.last_output, plan=self.plan, phase=phase,
+                                                tried=self.tried, step=step)
+                         if a.key not in pending]
+                if later:
+                    self.extra_setup.append(action.value)
+                    queue = later + queue
+                    continue
             sb.restore(snap)  # the action did not help: undo it
             self.record("rollback", f"restore before: {action.value}", 0, "", 0.0)
         if unavailable:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, first_match
+from repolaunch.diagnose import Action, rule
 from repolaunch.languages import Plan, Traits, register
 
 BUILD_DIR = "/var/tmp/envfactory/build"
@@ -351,28 +352,54 @@ def empty_submodules(repo: Path) -> list[tuple[str, str]]:
         where = repo / path if path else None
         if where is None or (where.is_dir() and any(where.iterdir())):
             continue
-        name = re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1]).lower()
-        if re.fullmatch(r"[a-z0-9][a-z0-9+.-]{2,}", name):
+        name = library_name(url)
+        if name:
             out.append((path, name))
     return out
 
 
-def system_library_step(names: list[str]) -> str:
+def library_name(url: str) -> str:
+    """A library's name from its repository URL: the last part, lowercased, without
+    ``.git`` ("" when that is no plausible package name)."""
+    name = re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1]).lower()
+    return name if re.fullmatch(r"[a-z0-9][a-z0-9+.-]{2,}", name) else ""
+
+
+def system_library_step(names: list[str], strict: bool = False) -> str:
     """Shell: for each library name, Debian's development package of the same library,
     installed when there is one: a ``-dev`` package that apt finds for the name and whose
     own name holds the name's first four letters (oniguruma: libonig-dev, zlib:
-    zlib1g-dev), the shortest such name first."""
+    zlib1g-dev), the shortest such name first; else a package of exactly that name
+    (header-only libraries: catch2). `strict`: fail when one has none (an action that
+    installed nothing did not help)."""
     words = " ".join(shlex.quote(n) for n in names)
     return (
-        "apt-get update -qq >/dev/null 2>&1; "
+        "apt-get update -qq >/dev/null 2>&1; rc=0; "
         f"for n in {words}; do k=$(printf '%s' \"$n\" | sed 's/^lib//' | cut -c1-4); "
         "p=$(apt-cache search \"$n\" 2>/dev/null | awk '{print $1}' | grep -- '-dev$' "
         "| grep -F -- \"$k\" | awk '{print length, $0}' | sort -n | head -1 | cut -d' ' -f2); "
-        'if [ -n "$p" ]; then echo "envfactory: submodule $n -> Debian $p"; '
+        '[ -n "$p" ] || ! apt-cache show "$n" >/dev/null 2>&1 || p=$n; '
+        'if [ -n "$p" ]; then echo "envfactory: library $n -> Debian $p"; '
         "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
-        '"$p" >/dev/null || echo "envfactory: apt could not install $p"; '
-        'else echo "envfactory: no Debian package for submodule $n"; fi; done; true'
+        '"$p" >/dev/null || { echo "envfactory: apt could not install $p"; rc=1; }; '
+        'else echo "envfactory: no Debian package for library $n"; rc=1; fi; done; '
+        + ("exit $rc" if strict else "true")
     )
+
+
+# CMake's FetchContent / ExternalProject clones or downloads a dependency from a host out of
+# reach: Debian's package of the same library, which the project's find_package (commonly
+# tried before fetching) then finds.
+@rule(r"Failed to clone repository: '([^']+)'|"
+      r"error: downloading '([^']+)' failed", "setup")
+def _fetched_dependency(m, plan, phase, step):
+    if plan.language not in (Language.C, Language.CPP):
+        return
+    name = library_name(re.sub(r"(/archive/.*|/releases/.*|\.(zip|tar\.gz|tgz))$", "",
+                               m.group(1) or m.group(2)))
+    if name:
+        yield Action("shell", system_library_step([name], strict=True),
+                     f"CMake fetches {name} from a host out of reach; Debian's package of it")
 
 
 # C and C++ share their build files; which of the two a repository is, the detector decides.

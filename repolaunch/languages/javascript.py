@@ -46,23 +46,29 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from envs.config import get_settings
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree
 from repolaunch.diagnose import Action, apt_action, rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
-from repolaunch.languages.javascript_detect import (  # noqa: F401  expand_scripts: public here too
+from repolaunch.languages import javascript_karma as karma
+from repolaunch.languages.javascript_detect import (
+    builds_first,
     expand_scripts,
     read_facts,
     test_script,
 )
+from repolaunch.languages.javascript_node import (  # noqa: F401  public here too
+    NODE_BY_SUITE,
+    engines_note,
+    locked_runner_engines,
+    node_range_fits,
+    node_suites,
+)
 
 REPORT_DIR = "/tmp/envfactory-tests"
-FRAMEWORKS = ("node-test", "jest", "vitest", "mocha", "ava", "tap", "tape")
+FRAMEWORKS = ("node-test", "jest", "vitest", "mocha", "ava", "tap", "tape", "karma")
 # Runners detection knows that have no plan here (they get node's runner and a note).
 UNPLANNED = ("jasmine", "uvu")
-# The Node.js (major, minor) of Debian's nodejs package per suite.
-NODE_BY_SUITE = {"bullseye": (12, 22), "bookworm": (18, 20), "trixie": (20, 19)}
 DEPENDENCY_FILES = ("package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
                     "pnpm-lock.yaml", ".npmrc", ".yarnrc", ".yarnrc.yml", ".nvmrc",
                     "*/package.json", "packages/*/package.json")
@@ -181,10 +187,20 @@ def framework(detection: Detection, pkg: dict[str, Any]) -> str:
         return fw
     deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
     if fw not in UNPLANNED:
-        for name in ("vitest", "jest", "mocha", "ava", "tap", "tape"):
+        for name in ("vitest", "jest", "mocha", "ava", "tap", "tape", "karma"):
             if name in deps:
                 return name
     return "node-test"
+
+
+def karma_script(pkg: dict[str, Any]) -> str:
+    """``scripts.test`` expanded, or else the first script that starts karma."""
+    script = test_script(pkg)
+    if karma.karma_words(script):
+        return script
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    return next((expand_scripts(scripts, v) for v in scripts.values()
+                 if isinstance(v, str) and karma.karma_words(expand_scripts(scripts, v))), "")
 
 
 def framework_notes(detection: Detection, pkg: dict[str, Any], fw: str) -> tuple[str, ...]:
@@ -422,12 +438,30 @@ def make_plan(repo: Path, detection: Detection, language: Language,
     fw = framework(detection, pkg)
     ext = "tap" if fw in ("node-test", "ava", "tap", "tape") else "json"
     report = f"{REPORT_DIR}/report.{ext}"
-    args = script_args(pkg, fw)
-    test, per_test, fmt = runner_commands(fw, args, report)
+    args = script_args(pkg, fw) if fw != "karma" else []
+    env = dict(ENV)
+    steps, notes = setup_steps(repo, detection)
+    if fw == "karma":
+        # a test script that runs mocha too (node-side tests) runs both, reports merged
+        mocha = script_args(pkg, "mocha") if re.search(r"\bmocha\b", test_script(pkg)) \
+            else None
+        test, scope, note = karma.commands(repo, karma_script(pkg), report, REPORT_DIR,
+                                           scope_only=mocha is not None)
+        if mocha is not None:
+            test, scope = karma.with_mocha(test, scope, mocha, shell_words, report, REPORT_DIR)
+            note += "; mocha runs beside it, as scripts.test has it"
+        per_test, fmt = "", "mocha-json"
+        steps, notes = (*steps, karma.SETUP_STEP), (*notes, note)
+        env["CHROME_BIN"] = karma.CHROME_BIN
+    else:
+        test, per_test, fmt = runner_commands(fw, args, report)
+        scope = scope_command(fw, args, report)
     prelude = f"rm -rf {REPORT_DIR} && mkdir -p {REPORT_DIR} && "
+    if builds_first(pkg, fw):  # as `npm test` does: the tests read what the build writes
+        build = f"npm run build && {build}" if build else "npm run build"
+        notes = (*notes, "scripts.test builds first: so does every test run")
     if build:
         prelude += f"{{ {build}; }} && "
-    steps, notes = setup_steps(repo, detection)
     notes = (*notes, *framework_notes(detection, pkg, fw))
     if fw == "tape":
         notes = (*notes, "tape has no test-name filter: no per-test command")
@@ -454,115 +488,11 @@ def make_plan(repo: Path, detection: Detection, language: Language,
         report_format=fmt,
         report_path=report,
         per_test_command=prelude + per_test if per_test else "",
-        scope_command=prelude + scope if (scope := scope_command(fw, args, report)) else "",
-        env=dict(ENV),
+        scope_command=prelude + scope if scope else "",
+        env=env,
         dependency_files=DEPENDENCY_FILES,
         notes=notes,
     )
-
-
-_COMPARATOR = re.compile(
-    r"(>=|<=|>|<|=|\^|~>?)?\s*v?(\d+|[xX*])(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?:[-+][\w.]*)?")
-
-
-def _comparator_fits(op: str, parts: list[str], have: tuple[int, int]) -> bool:
-    nums: list[int] = []
-    for p in parts:  # the leading numbers: "20.x" is 20
-        if not p.isdigit():
-            break
-        nums.append(int(p))
-    known = len(nums)
-    if not nums:
-        return True  # "*", "x"
-    v = (have[0], have[1], 0)
-    low = tuple([*nums, 0, 0][:3])
-    if op in ("", "="):
-        return v[:known] == tuple(nums)[:known] if known < 3 else v == low
-    if op == "^":
-        if nums[0] > 0 or known == 1:
-            return v >= low and v[0] == nums[0]
-        return v >= low and v[:2] == (0, nums[1])
-    if op in ("~", "~>"):
-        return v >= low and (v[0] == nums[0] if known == 1 else v[:2] == tuple(nums[:2]))
-    if op == ">=":
-        return v >= low
-    if op == "<":
-        return v < low
-    if op == ">":  # a partial version is a whole range: >20 is >=21
-        return v[:known] > tuple(nums) if known < 3 else v > low
-    if op == "<=":
-        return v[:known] <= tuple(nums) if known < 3 else v <= low
-    return True
-
-
-def node_range_fits(spec: str, have: tuple[int, int]) -> bool | None:
-    """Whether Node.js `have` (major, minor) satisfies the npm range `spec`; None when the
-    range is not one this reads (tags, URLs)."""
-    spec = spec.strip()
-    if spec in ("", "*", "x", "latest", "lts", "current", "node"):
-        return True
-    for alt in spec.split("||"):
-        alt = re.sub(r"(\S+)\s+-\s+(\S+)", r">=\1 <=\2", alt.strip())
-        if not alt:
-            return True
-        pos, ok = 0, True
-        matched = False
-        for m in _COMPARATOR.finditer(alt):
-            if alt[pos:m.start()].strip(" ,"):
-                return None
-            pos = m.end()
-            matched = True
-            parts = [p for p in m.groups()[1:] if p is not None]
-            ok = ok and _comparator_fits(m.group(1) or "", parts, have)
-        if not matched or alt[pos:].strip(" ,"):
-            return None
-        if ok:
-            return True
-    return False
-
-
-def node_suites(spec: str) -> list[str] | None:
-    """The Debian suites whose Node.js meets ``engines.node`` (oldest first), or None."""
-    fits = {suite: node_range_fits(spec, have) for suite, have in NODE_BY_SUITE.items()}
-    if any(v is None for v in fits.values()):
-        return None
-    return [suite for suite, ok in fits.items() if ok]
-
-
-def locked_runner_engines(repo: Path, fw: str) -> tuple[str, str] | None:
-    """(version, engines.node) of the test runner the committed npm lockfile pins: a
-    runner newer than the image's Node (node-tap 18+ wants Node 20) fails to start."""
-    if fw == "node-test":
-        return None
-    for name in ("package-lock.json", "npm-shrinkwrap.json"):
-        try:
-            doc = json.loads((repo / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        packages = doc.get("packages") if isinstance(doc, dict) else None
-        entry = packages.get(f"node_modules/{fw}") if isinstance(packages, dict) else None
-        engines = entry.get("engines") if isinstance(entry, dict) else None
-        node = engines.get("node") if isinstance(engines, dict) else None
-        if isinstance(node, str) and node.strip():
-            return str(entry.get("version", "?")), node
-    return None
-
-
-def engines_note(spec: str) -> str:
-    suite = get_settings().debian_suite
-    have = NODE_BY_SUITE.get(suite)
-    fits = node_suites(spec)
-    node = f"Node {have[0]}" if have else "its Node"
-    if fits is None or have is None:
-        return f"engines.node {spec}; the {suite} image has {node}"
-    if suite in fits:
-        return f"engines.node {spec}: the {suite} image's {node} fits"
-    if not fits:
-        return f"engines.node {spec}: no Debian suite's Node fits; the {suite} image has {node}"
-    newer = [s for s in fits if NODE_BY_SUITE[s] > have] or fits
-    want = newer[0]
-    return (f"engines.node {spec}: the {suite} image's {node} is outside it; Debian {want} "
-            f"(Node {NODE_BY_SUITE[want][0]}) fits (suite: {want})")
 
 
 # --------------------------------------------------------------------------- diagnose
@@ -593,6 +523,15 @@ def _node_too_new(m, plan, phase, step):
 def _node_gyp(m, plan, phase, step):
     what = m.group(1) or m.group(2) or "Python"
     yield apt_action("python3 make g++", f"node-gyp builds a native module and misses {what}")
+
+
+# A native module of another era fails to compile against this Node's V8 (NAN's headers,
+# `v8::` members that were removed): an older Node builds it, as its authors did.
+@rule(r"(?:nan|node|v8)[\w/.-]*\.h:\d+:\d+: error:|error: [^\n]*\bv8::\w+", "setup")
+def _native_module_era(m, plan, phase, step):
+    if plan.language in (Language.JAVASCRIPT, Language.TYPESCRIPT):
+        yield from suites_towards(plan, "older", "a native npm module does not compile "
+                                  "against this Node.js (its V8 API is newer)")
 
 
 @rule(r"Cannot find module '[^']*/(?:dist|build|lib|out)/[^']*'|"

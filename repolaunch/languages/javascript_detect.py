@@ -15,9 +15,22 @@ _RUN_SCRIPT = re.compile(r"(?<![\w-])(?:npm\s+run(?:-script)?|(?:yarn|pnpm)(?:\s
                          r"(?:-{1,2}[\w-]+\s+)*([\w][\w:.-]*)")
 
 
+# npm-run-all's commands run the scripts (or script globs, `build:*`) they name
+_RUN_ALL = re.compile(r"(?<![\w-])(?:npm-run-all2?|run-s|run-p)((?:\s+[^\s;&|]+)+)")
+_RUN_ALL_VALUED = {"--max-parallel", "--npm-path", "--print-label", "-l"}
+
+
+def _script_glob(pattern: str) -> re.Pattern[str]:
+    # npm-run-all's globs: `*` within one `:`-separated part, `**` across parts
+    parts = re.split(r"(\*\*|\*)", pattern)
+    return re.compile("".join(".*" if p == "**" else "[^:]*" if p == "*" else re.escape(p)
+                              for p in parts) + "$")
+
+
 def expand_scripts(scripts: dict[str, Any], text: str, depth: int = 4) -> str:
     """`text` with every call of another package.json script replaced by that script's own
-    text, as a maintainer's `npm test` runs it (``"test": "npm run tests-only"``)."""
+    text, as a maintainer's `npm test` runs it (``"test": "npm run tests-only"``,
+    ``"test": "npm-run-all build test:*"``)."""
     if depth <= 0:
         return text
 
@@ -27,7 +40,21 @@ def expand_scripts(scripts: dict[str, Any], text: str, depth: int = 4) -> str:
             return m.group(0)  # not a script (`yarn install`), or the test script itself
         return expand_scripts(scripts, body, depth - 1)
 
-    return _RUN_SCRIPT.sub(sub, text)
+    def run_all(m: re.Match[str]) -> str:
+        bodies: list[str] = []
+        skip = False
+        for word in m.group(1).split():
+            word = word.strip("'\"")
+            if skip or word.startswith("-"):
+                skip = not skip and word in _RUN_ALL_VALUED
+                continue
+            glob = _script_glob(word)
+            for name, body in scripts.items():
+                if isinstance(body, str) and name != "test" and glob.match(name):
+                    bodies.append(expand_scripts(scripts, body, depth - 1))
+        return " ; ".join(bodies) if bodies else m.group(0)
+
+    return _RUN_ALL.sub(run_all, _RUN_SCRIPT.sub(sub, text))
 
 
 _JS_RUNNERS = (  # (framework, word in scripts.test, dependency names, config-file prefixes)
@@ -39,6 +66,7 @@ _JS_RUNNERS = (  # (framework, word in scripts.test, dependency names, config-fi
     ("tap", r"(^|[\s;&|])(tap|node-tap)\b", ("tap",), (".taprc",)),
     ("tape", r"(^|[\s;&|/])tape\b", ("tape",), ()),
     ("uvu", r"\buvu\b", ("uvu",), ()),
+    ("karma", r"(^|[\s;&|/])karma\s+start\b", ("karma",), ("karma.conf.",)),
     ("node-test", r"\bnode\b[^;&|]*\s--test\b", (), ()),
 )
 
@@ -49,6 +77,20 @@ def test_script(pkg: dict[str, Any]) -> str:
     scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
     script = str(scripts.get("test", ""))
     return "" if "no test specified" in script else expand_scripts(scripts, script)
+
+
+def builds_first(pkg: dict[str, Any], framework: str) -> bool:
+    """Whether ``scripts.test`` runs the ``build`` script before its test runner (tests that
+    read the build output, ``dist/``, see a patch only once it is built again)."""
+    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
+    build = scripts.get("build")
+    word = next((w for fw, w, _, _ in _JS_RUNNERS if fw == framework), None)
+    if not isinstance(build, str) or not build.strip() or word is None:
+        return False
+    script = test_script(pkg)
+    body = expand_scripts(scripts, build)
+    at, runner = script.find(body), re.search(word, script)
+    return at >= 0 and runner is not None and at < runner.start()
 
 
 def read_facts(tree: Tree, language: Language) -> Facts:
@@ -104,7 +146,9 @@ def read_facts(tree: Tree, language: Language) -> Facts:
         hits = [(m.start(), fw) for fw, word, _, _ in _JS_RUNNERS
                 for m in [re.search(word, script)] if m]
         if hits:
-            found = min(hits)[1]
+            # a browser suite (karma) is what such a project's tests are written for; a
+            # node-side runner beside it runs the few that need no browser
+            found = "karma" if any(fw == "karma" for _, fw in hits) else min(hits)[1]
             break
     if found is None:
         for fw, _, dep_names, _ in _JS_RUNNERS:

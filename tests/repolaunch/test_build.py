@@ -107,6 +107,35 @@ def test_a_missing_header_is_diagnosed_and_installed(tmp_path, docker_engine, tm
     assert any("zlib1g-dev" in s for s in result.env.setup_steps)  # recorded with the env
 
 
+# configure needs `bc`; once it has it, the build shows that zlib's header is missing too
+CHAIN_CMAKE = """cmake_minimum_required(VERSION 3.13)
+project(zcheck C)
+execute_process(COMMAND sh -c "echo 1+1 | bc" RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${err}")
+endif()
+enable_testing()
+add_executable(zcheck zcheck.c)
+target_link_libraries(zcheck z)
+add_test(NAME compresses COMMAND zcheck)
+"""
+
+
+@pytest.mark.network
+def test_a_failure_that_moves_on_after_a_fix_is_diagnosed_again(tmp_path, docker_engine,
+                                                                 tmp_home):
+    """The first diagnosis (a missing command) helps but is not enough: the step now fails
+    on a missing header, which gets its own package; both stay in the environment."""
+    repo = _write_repo(tmp_path / "chain", {"CMakeLists.txt": CHAIN_CMAKE, "zcheck.c": ZLIB_C})
+    result = build.launch(repo, rebuild=True)
+    assert result.ok, (result.failure, [(a.phase, a.command[:60]) for a in result.transcript])
+    actions = [a.command for a in result.transcript if a.phase == "action"]
+    assert len(actions) == 2 and actions[0].endswith(" bc") and "zlib1g-dev" in actions[1]
+    assert not [a for a in result.transcript if a.phase == "rollback"]
+    steps = " ".join(result.env.setup_steps)
+    assert " bc" in steps and "zlib1g-dev" in steps
+
+
 def test_a_repo_with_no_tests_fails_with_a_reason(tmp_path, docker_engine, tmp_home):
     repo = _write_repo(tmp_path / "notests", {
         "pyproject.toml": "[project]\nname = 'nothing'\nversion = '0.1'\n",

@@ -200,6 +200,28 @@ def test_a_submodule_that_cannot_be_fetched_gets_debians_copy_of_the_library(tmp
     assert any("modules/oniguruma" in n for n in plan.notes)
 
 
+def test_a_dependency_cmake_cannot_fetch_gets_debians_package_of_it(tmp_path):
+    """FetchContent clones from a host out of reach: the action installs Debian's package
+    of the library the URL names (strictly: installing nothing is not a fix)."""
+    from repolaunch.diagnose import diagnose
+
+    (tmp_path / "CMakeLists.txt").write_text("project(x CXX)\n")
+    plan = get("cpp").plan(tmp_path, Detection(primary=Language.CPP))
+    out = ("fatal: unable to access 'https://github.com/catchorg/Catch2.git/': Could not "
+           "resolve host: github.com\nCMake Error at catch2-subbuild/catch2-populate-prefix/"
+           "tmp/catch2-populate-gitclone.cmake:31 (message):\n  Failed to clone repository: "
+           "'https://github.com/catchorg/Catch2.git'\n")
+    actions = [a for a in diagnose(out, plan=plan, phase="setup") if "catch2" in a.value]
+    assert actions and actions[0].kind == "shell" and actions[0].value.endswith("exit $rc")
+    assert "for n in catch2;" in actions[0].value
+    archive = "error: downloading 'https://github.com/google/googletest/archive/v1.14.0.zip' failed"
+    assert any("for n in googletest;" in a.value
+               for a in diagnose(archive, plan=plan, phase="setup"))
+    # another language's setup is not touched by it
+    py = get("python").plan(tmp_path, Detection(primary=Language.PYTHON))
+    assert not any("catch2" in a.value for a in diagnose(out, plan=py, phase="setup"))
+
+
 @pytest.mark.docker
 @pytest.mark.network
 def test_the_library_step_finds_debians_development_package(docker_engine):
@@ -208,7 +230,9 @@ def test_the_library_step_finds_debians_development_package(docker_engine):
 
     with Sandbox.start(images.ensure("cpp").tag, network=True, limits=BUILD_LIMITS,
                        cap_add=BUILD_CAPS) as sb:
-        res = sb.exec(system_library_step(["oniguruma", "no-such-library-here"]))
+        res = sb.exec(system_library_step(["oniguruma", "no-such-library-here", "catch2"]))
         assert "oniguruma -> Debian libonig-dev" in res.output, res.output[-2000:]
-        assert "no Debian package for submodule no-such-library-here" in res.output
+        # no -dev package: the package of exactly that name (a header-only library)
+        assert "catch2 -> Debian catch2" in res.output
+        assert "no Debian package for library no-such-library-here" in res.output
         assert sb.exec("test -f /usr/include/oniguruma.h").exit_code == 0

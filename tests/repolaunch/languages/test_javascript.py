@@ -21,6 +21,7 @@ from repolaunch import languages
 from repolaunch.detect import Detection, detect
 from repolaunch.languages import Plan
 from repolaunch.languages import javascript as js
+from repolaunch.languages import javascript_node as js_node
 from tests.repolaunch.conftest import SETUP_LIMITS, statuses
 
 JS_SAMPLES = [s.name for s in samples.all_samples(Language.JAVASCRIPT)]
@@ -306,7 +307,7 @@ def test_engines_node_against_the_suites(spec, suites):
 
 
 def test_engines_node_note_names_the_suite_that_fits(tmp_path, monkeypatch):
-    monkeypatch.setattr(js, "get_settings", lambda: type("S", (), {"debian_suite": "bookworm"}))
+    monkeypatch.setattr(js_node, "get_settings", lambda: type("S", (), {"debian_suite": "bookworm"}))
     plan = _plan_for(tmp_path, {"engines": {"node": ">=20"}})
     assert any("engines.node >=20" in n and "trixie" in n and "Node 18" in n
                for n in plan.notes), plan.notes
@@ -319,7 +320,7 @@ def test_locked_runner_newer_than_the_image_node_is_noted(tmp_path, monkeypatch)
     # dotenv: engines.node >=12, but its package-lock pins tap 21, which needs Node 20
     import json
 
-    monkeypatch.setattr(js, "get_settings", lambda: type("S", (), {"debian_suite": "bookworm"}))
+    monkeypatch.setattr(js_node, "get_settings", lambda: type("S", (), {"debian_suite": "bookworm"}))
     lock = {"lockfileVersion": 3, "packages": {
         "": {"name": "x"},
         "node_modules/tap": {"version": "21.7.4", "engines": {"node": "20 || >=22"}}}}
@@ -428,6 +429,25 @@ def test_the_test_script_is_followed_through_the_scripts_it_runs(tmp_path):
     det = detect(tmp_path)
     assert det.test_framework == "tape"
     assert det.extra["test_script"] == "eslint . && nyc tape 'test/**/*.js'"
+
+
+def test_a_native_module_that_does_not_compile_against_this_node_gets_an_older_one(tmp_path):
+    """node-gyp found make and g++, but the module's C++ is of an older V8 (NAN's headers):
+    first the compilers (they may be what is missing), then an older suite's Node."""
+    from repolaunch.diagnose import diagnose
+
+    out = ("npm ERR! path /testbed/node_modules/iltorb\n"
+           "npm ERR! ../../nan/nan_typedarray_contents.h:34:43: error: 'class v8::ArrayBuffer' "
+           "has no member named 'GetContents'\n"
+           "npm ERR! gyp ERR! stack Error: `make` failed with exit code: 2\n")
+    (tmp_path / "package.json").write_text('{"name": "x"}')
+    plan = js.JavaScriptPlugin().plan(tmp_path, Detection(primary=Language.JAVASCRIPT))
+    plan = plan.model_copy(update={"suite": "bookworm"})
+    got = [(a.kind, a.value.rsplit(" ", 1)[-1]) for a in diagnose(out, plan=plan, phase="setup")]
+    assert got == [("shell", "g++"), ("suite", "bullseye")]
+    # at test time the era rule does not fire (a test's own C++ is not an install's)
+    assert ("suite", "bullseye") not in [(a.kind, a.value)
+                                         for a in diagnose(out, plan=plan, phase="test")]
 
 
 @pytest.mark.parametrize("output, want", [
