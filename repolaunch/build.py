@@ -204,15 +204,21 @@ class _Builder:
                 if action.kind in ("shell", "setup"):
                     self.extra_setup.append(action.value)
                 return None
-            if action.kind in ("shell", "setup") and res.exit_code == 0:
+            if (action.kind in ("shell", "setup") and res.exit_code == 0) or \
+                    action.kind == "replace":
                 # the step now fails differently (the compiler it lacked now shows what it
-                # cannot compile): the action stays, and the new failure is diagnosed first
+                # cannot compile; the step that stands in fails on something else): the
+                # action stays, and the new failure is diagnosed first
                 pending = {a.key for a in queue}
+                now = action.value if action.kind == "replace" else step
                 later = [a for a in dx.diagnose(self.last_output, plan=self.plan, phase=phase,
-                                                tried=self.tried, step=step)
+                                                tried=self.tried, step=now)
                          if a.key not in pending]
                 if later:
-                    self.extra_setup.append(action.value)
+                    if action.kind == "replace":
+                        self.replaced[step] = action.value  # what a retry runs from now on
+                    else:
+                        self.extra_setup.append(action.value)
                     queue = later + queue
                     continue
             sb.restore(snap)  # the action did not help: undo it
@@ -401,7 +407,8 @@ def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
             if res.exit_code != 0:
                 b.log(f"  setup step failed: {dx.signature(res.output)}")
                 why = b.fix(sb, res.output, "setup",
-                            lambda step=step: b.run(sb, "setup", step, "retry").exit_code == 0,
+                            lambda step=step: b.run(sb, "setup", b.replaced.get(step, step),
+                                                    "retry").exit_code == 0,
                             step=step)
                 if why is not None:
                     return None, why if why.startswith("suite:") else \

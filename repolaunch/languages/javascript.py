@@ -549,6 +549,19 @@ def _npm_time_machine(m, plan, phase, step):
                      "nothing matches the dependencies as of the commit date")
 
 
+# A committed lockfile out of step with package.json (it happens on real branches): npm ci
+# refuses it; npm install honours what still agrees, and the committed lockfile is put back
+# (a rewritten one would show in every diff).
+@rule(r"npm ERR! code EUSAGE|`npm ci` can only install packages when your package\.json and "
+      r"package-lock\.json", "setup")
+def _lock_out_of_step(m, plan, phase, step):
+    if step.startswith("npm ci"):
+        flags = step.removeprefix("npm ci")
+        yield Action("replace", f"npm install{flags} && {{ git checkout -- package-lock.json "
+                     "2>/dev/null; git checkout -- npm-shrinkwrap.json 2>/dev/null; true; }",
+                     "package-lock.json is out of step with package.json")
+
+
 @register("javascript")
 class JavaScriptPlugin:
     language = Language.JAVASCRIPT

@@ -431,6 +431,22 @@ def test_the_test_script_is_followed_through_the_scripts_it_runs(tmp_path):
     assert det.extra["test_script"] == "eslint . && nyc tape 'test/**/*.js'"
 
 
+def test_a_lockfile_out_of_step_with_package_json_installs_and_is_put_back(tmp_path):
+    from repolaunch.diagnose import diagnose
+
+    out = ("npm ERR! code EUSAGE\nnpm ERR! `npm ci` can only install packages when your "
+           "package.json and package-lock.json or npm-shrinkwrap.json are in sync.\n")
+    (tmp_path / "package.json").write_text('{"name": "x"}')
+    plan = js.JavaScriptPlugin().plan(tmp_path, Detection(primary=Language.JAVASCRIPT))
+    (action,) = diagnose(out, plan=plan, phase="setup", step="npm ci --no-audit --no-fund")
+    assert action.kind == "replace"
+    assert action.value.startswith("npm install --no-audit --no-fund && {")
+    assert "git checkout -- package-lock.json" in action.value
+    # an npm install that fails is still a failure
+    assert action.value.endswith("true; }")
+    assert diagnose(out, plan=plan, phase="setup", step="npm install") == []
+
+
 def test_a_native_module_that_does_not_compile_against_this_node_gets_an_older_one(tmp_path):
     """node-gyp found make and g++, but the module's C++ is of an older V8 (NAN's headers):
     first the compilers (they may be what is missing), then an older suite's Node."""
