@@ -53,6 +53,7 @@ from repolaunch.languages import Plan, Traits, register
 from repolaunch.languages import javascript_karma as karma
 from repolaunch.languages.javascript_detect import (
     builds_first,
+    drop_options,
     expand_scripts,
     read_facts,
     test_script,
@@ -341,21 +342,8 @@ _TAKES_VALUE = {"--test-reporter", "--test-reporter-destination", "--outputFile"
 
 
 def _drop_reporting(args: list[str], runner: str) -> list[str]:
-    drop = _REPORT_FLAGS[runner]
-    out: list[str] = []
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        name = a.split("=", 1)[0]
-        if name in drop:
-            skip = "=" not in a and name in _TAKES_VALUE
-            continue
-        if runner == "vitest" and a in ("run", "watch", "dev"):
-            continue
-        out.append(a)
-    return out
+    out = drop_options(args, _REPORT_FLAGS[runner], _TAKES_VALUE)
+    return [a for a in out if a not in ("run", "watch", "dev")] if runner == "vitest" else out
 
 
 def _bin(name: str) -> str:

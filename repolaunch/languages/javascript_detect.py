@@ -169,3 +169,21 @@ def read_facts(tree: Tree, language: Language) -> Facts:
             found = "node-test"
     f.test_framework = found
     return f
+
+
+def drop_options(args: list[str], names: set[str] | tuple[str, ...],
+                 valued: set[str]) -> list[str]:
+    """`args` without the options in `names` (and the value after those in `valued`, unless
+    given as ``--opt=value``): the ones envfactory sets itself."""
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in names:
+            skip = "=" not in a and name in valued
+            continue
+        out.append(a)
+    return out

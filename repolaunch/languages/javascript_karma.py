@@ -29,6 +29,8 @@ import re
 import shlex
 from pathlib import Path
 
+from repolaunch.languages.javascript_detect import drop_options
+
 CHROME_BIN = "/usr/bin/chromium"
 CONFIG_NAMES = ("karma.conf.js", "karma.conf.cjs", ".config/karma.conf.js", "karma.config.js")
 SETUP_STEP = ("command -v chromium >/dev/null || (apt-get update -qq && "
@@ -153,21 +155,6 @@ def config_file(repo: Path, args: list[str]) -> str | None:
     return next((n for n in CONFIG_NAMES if (repo / n).is_file()), None)
 
 
-def _kept(args: list[str]) -> list[str]:
-    out: list[str] = []
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        name = a.split("=", 1)[0]
-        if name in _DROP:
-            skip = _DROP[name] and "=" not in a
-            continue
-        out.append(a)
-    return out
-
-
 def commands(repo: Path, script: str, report: str, report_dir: str,
              scope_only: bool = False) -> tuple[str, str, str]:
     """(test command, scope command, note) for a repository whose tests karma runs.
@@ -178,7 +165,8 @@ def commands(repo: Path, script: str, report: str, report_dir: str,
     env, args = words[:k], words[k + 1:]
     conf = config_file(repo, args) or "karma.conf.js"
     after = args[1:] if args and args[0] == "start" else args
-    extra = [a for a in _kept(after) if a != conf]
+    extra = [a for a in drop_options(after, set(_DROP), {k for k, v in _DROP.items() if v})
+             if a != conf]
     wrapper = f"{report_dir}/karma.envfactory.cjs"
     write = f"printf %s {shlex.quote(WRAPPER_JS)} > {wrapper}"
     run_env = " ".join([*(shlex.quote(e) for e in env), f"CHROME_BIN={CHROME_BIN}",
