@@ -169,15 +169,19 @@ class _Builder:
         return res
 
     def fix(self, sb: Sandbox, output: str, phase: str, retry: Callable[[], bool],
-            step: str = "") -> str | None:
+            step: str = "", depth: int = 0) -> str | None:
         """Try actions until `retry` succeeds. Returns None when fixed, else the reason.
         A suite change cannot happen in place; it is returned as 'suite:<name>'. A
-        'replace' action stands in for the failed step itself."""
+        'replace' action stands in for the failed step itself.
+
+        An action that runs but leaves the step failing on something else (the compiler it
+        lacked now shows what it cannot compile; the stand-in step fails another way) may
+        be half of the cure: the new failure is diagnosed in turn, with the action in
+        place. Only when that finds no cure is the action rolled back."""
         unavailable = ""
-        queue = dx.diagnose(output, plan=self.plan, phase=phase, tried=self.tried, step=step)
-        while queue:
-            action = queue.pop(0)
-            if action.key in self.tried:
+        for action in dx.diagnose(output, plan=self.plan, phase=phase, tried=self.tried,
+                                  step=step):
+            if action.key in self.tried:  # tried meanwhile, in a nested diagnosis
                 continue
             if self.actions_used >= self.max_steps:
                 return f"gave up after {self.max_steps} diagnose steps"
@@ -204,23 +208,19 @@ class _Builder:
                 if action.kind in ("shell", "setup"):
                     self.extra_setup.append(action.value)
                 return None
-            if (action.kind in ("shell", "setup") and res.exit_code == 0) or \
-                    action.kind == "replace":
-                # the step now fails differently (the compiler it lacked now shows what it
-                # cannot compile; the step that stands in fails on something else): the
-                # action stays, and the new failure is diagnosed first
-                pending = {a.key for a in queue}
-                now = action.value if action.kind == "replace" else step
-                later = [a for a in dx.diagnose(self.last_output, plan=self.plan, phase=phase,
-                                                tried=self.tried, step=now)
-                         if a.key not in pending]
-                if later:
-                    if action.kind == "replace":
-                        self.replaced[step] = action.value  # what a retry runs from now on
-                    else:
-                        self.extra_setup.append(action.value)
-                    queue = later + queue
-                    continue
+            half = action.kind == "replace" or (action.kind in ("shell", "setup")
+                                                and res.exit_code == 0)
+            if half and depth < 2:
+                replaced, at = dict(self.replaced), len(self.extra_setup)
+                now = step
+                if action.kind == "replace":
+                    self.replaced[step] = now = action.value  # what a retry runs now
+                why = self.fix(sb, self.last_output, phase, retry, step=now, depth=depth + 1)
+                if why is None or why.startswith("suite:"):
+                    if why is None and action.kind != "replace":
+                        self.extra_setup.insert(at, action.value)
+                    return why
+                self.replaced = replaced
             sb.restore(snap)  # the action did not help: undo it
             self.record("rollback", f"restore before: {action.value}", 0, "", 0.0)
         if unavailable:
@@ -387,9 +387,8 @@ def _run_check(b: _Builder, env: EnvSpec, check: str, note: str) -> Any:
         t = time.monotonic()
         res = tb.exec(check, timeout=CHECK_TIMEOUT)
         b.record("check", check, res.exit_code, res.output, time.monotonic() - t, note)
+    b.last_output = res.output
     return res
-
-
 
 
 # a check that ran (0) or found nothing to collect (pytest's 5) started the runner
