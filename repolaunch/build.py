@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from envs import images, reports
 from envs.config import get_settings
@@ -37,6 +37,7 @@ from envs.instance import open_instance
 from envs.models import EnvSpec, Limits, RunRecord, RunStatus, TestResult, TestStatus
 from envs.sandbox import Sandbox, SandboxError
 from repolaunch import diagnose as dx
+from repolaunch.build_loop import UNAVAILABLE, Attempt, Builder, Log
 from repolaunch.detect import Detection, detect
 from repolaunch.languages import Plan
 from repolaunch.languages import plan as make_plan
@@ -50,26 +51,11 @@ from repolaunch.sources import (
 
 __all__ = ["Attempt", "LaunchError", "LaunchResult", "fingerprint", "launch"]
 
-Log = Callable[[str], None]
 BUILD_LIMITS = Limits(memory="6g", pids=4096, cpus=2.0, timeout=1800)
 TEST_LIMITS = Limits(memory="4g", pids=2048, cpus=2.0, timeout=1800)
 # apt and package managers need these inside the build container; the test run gets none.
 BUILD_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL")
-# the failure text of a build that needs a toolchain no suite here has (a typed cause upstream)
-UNAVAILABLE = "toolchain unavailable"
 SPEC_LABEL = "envfactory.env_spec"  # the EnvSpec JSON, carried by the env image itself
-
-
-class Attempt(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    step: int
-    phase: str  # "setup", "action", "test", "rollback"
-    command: str
-    exit_code: int
-    output_tail: str
-    seconds: float
-    note: str = ""
 
 
 class LaunchResult(BaseModel):
@@ -138,96 +124,6 @@ def env_tag(name: str, fp: str) -> str:
 # --------------------------------------------------------------------------- the loop
 
 
-def _tail(text: str, n: int = 2000) -> str:
-    return text[-n:]
-
-
-class _Builder:
-    def __init__(self, name: str, root: Path, plan: Plan, suite: str | None, max_steps: int,
-                 log: Log) -> None:
-        self.name, self.root, self.plan, self.suite = name, root, plan, suite
-        self.max_steps, self.log = max_steps, log
-        self.transcript: list[Attempt] = []
-        self.tried: set[str] = set()
-        self.extra_setup: list[str] = []
-        self.replaced: dict[str, str] = {}  # failed setup step -> the step that stood in
-        self.actions_used = 0
-        self.last_output = ""  # the whole output of the last command run
-
-    def record(self, phase: str, command: str, exit_code: int, output: str, seconds: float,
-               note: str = "") -> None:
-        self.transcript.append(Attempt(step=len(self.transcript) + 1, phase=phase,
-                                       command=command, exit_code=exit_code,
-                                       output_tail=_tail(output), seconds=round(seconds, 2),
-                                       note=note))
-
-    def run(self, sb: Sandbox, phase: str, command: str, note: str = "") -> Any:
-        t = time.monotonic()
-        res = sb.exec(command, env=self.plan.env)
-        self.record(phase, command, res.exit_code, res.output, time.monotonic() - t, note)
-        self.last_output = res.output
-        return res
-
-    def fix(self, sb: Sandbox, output: str, phase: str, retry: Callable[[], bool],
-            step: str = "", depth: int = 0) -> str | None:
-        """Try actions until `retry` succeeds. Returns None when fixed, else the reason.
-        A suite change cannot happen in place; it is returned as 'suite:<name>'. A
-        'replace' action stands in for the failed step itself.
-
-        An action that runs but leaves the step failing on something else (the compiler it
-        lacked now shows what it cannot compile; the stand-in step fails another way) may
-        be half of the cure: the new failure is diagnosed in turn, with the action in
-        place. Only when that finds no cure is the action rolled back."""
-        unavailable = ""
-        for action in dx.diagnose(output, plan=self.plan, phase=phase, tried=self.tried,
-                                  step=step):
-            if action.key in self.tried:  # tried meanwhile, in a nested diagnosis
-                continue
-            if self.actions_used >= self.max_steps:
-                return f"gave up after {self.max_steps} diagnose steps"
-            self.tried.add(action.key)
-            if action.kind == "unavailable":
-                unavailable = unavailable or action.reason  # said only if nothing else fixes it
-                continue
-            self.actions_used += 1
-            self.log(f"  diagnose: {action.reason} -> {action.kind} {action.value}")
-            if action.kind == "suite":
-                return f"suite:{action.value}"
-            if action.kind == "network_at_test":
-                self.plan = self.plan.model_copy(update={"network_at_test": True})
-                self.record("action", "network_at_test=on", 0, "", 0.0, action.reason)
-                if retry():
-                    return None
-                continue
-            snap = sb.snapshot()
-            res = self.run(sb, "action", action.value, action.reason)
-            if action.kind == "replace" and res.exit_code == 0:
-                self.replaced[step] = action.value
-                return None
-            if action.kind != "replace" and res.exit_code == 0 and retry():
-                if action.kind in ("shell", "setup"):
-                    self.extra_setup.append(action.value)
-                return None
-            half = action.kind == "replace" or (action.kind in ("shell", "setup")
-                                                and res.exit_code == 0)
-            if half and depth < 2:
-                replaced, at = dict(self.replaced), len(self.extra_setup)
-                now = step
-                if action.kind == "replace":
-                    self.replaced[step] = now = action.value  # what a retry runs now
-                why = self.fix(sb, self.last_output, phase, retry, step=now, depth=depth + 1)
-                if why is None or why.startswith("suite:"):
-                    if why is None and action.kind != "replace":
-                        self.extra_setup.insert(at, action.value)
-                    return why
-                self.replaced = replaced
-            sb.restore(snap)  # the action did not help: undo it
-            self.record("rollback", f"restore before: {action.value}", 0, "", 0.0)
-        if unavailable:
-            return f"{UNAVAILABLE}: {unavailable}"
-        return dx.signature(output)
-
-
 def launch(source: str | Path, *, commit: str | None = None, suite: str | None = None,
            max_steps: int = 8, rebuild: bool = False, run_tests: bool = True,
            probe_tests: list[str] | None = None, log: Log = lambda m: None,
@@ -285,7 +181,7 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
     fp = fingerprint(root, plan, base)
     tag = env_tag(name, fp)
     result = LaunchResult(repo=name, commit=sha, detection=detection, plan=plan, suite=suite)
-    b = _Builder(name, root, plan, suite, max_steps, log)
+    b = Builder(name, root, plan, suite, max_steps, log)
     cache_hit = images.exists(tag) and not rebuild
     spec_path = _spec_path(tag)
     cached = _cached_spec(tag, spec_path) if cache_hit else None
@@ -357,7 +253,7 @@ def _spec_path(tag: str) -> Path:
     return get_settings().home / "envs" / f"{safe}.json"
 
 
-def _narrow(b: _Builder, sb: Sandbox, check: Callable[[], bool]) -> bool:
+def _narrow(b: Builder, sb: Sandbox, check: Callable[[], bool]) -> bool:
     """Rebuild with the plan's narrower setup; whether the check then passes."""
     if not b.plan.fallback_steps:
         return False
@@ -379,7 +275,7 @@ def _check_command(plan: Plan, probe: list[str]) -> str | None:
     return plan.check_command.replace("{tests}", " ".join(shlex.quote(t) for t in probe))
 
 
-def _run_check(b: _Builder, env: EnvSpec, check: str, note: str) -> Any:
+def _run_check(b: Builder, env: EnvSpec, check: str, note: str) -> Any:
     """The check, as the tests will run: a fresh container of the env image just committed,
     network off (a runner that reaches for the network at collection fails here as it would
     there, and fast)."""
@@ -395,7 +291,7 @@ def _run_check(b: _Builder, env: EnvSpec, check: str, note: str) -> Any:
 _CHECK_OK = (0, 5)
 
 
-def _build_env(b: _Builder, base: str, tag: str, fp: str, sha: str,
+def _build_env(b: Builder, base: str, tag: str, fp: str, sha: str,
                detection: Detection, probe: list[str]) -> tuple[EnvSpec | None, str | None]:
     b.log(f"building env image {tag} from {base}")
     with Sandbox.start(base, network=True, workdir="/testbed", limits=BUILD_LIMITS,
@@ -517,7 +413,7 @@ def _resolved_versions(sb: Sandbox) -> dict[str, str]:
     return out
 
 
-def _run_tests(b: _Builder, env: EnvSpec
+def _run_tests(b: Builder, env: EnvSpec
                ) -> tuple[list[TestResult], str | None, EnvSpec]:
     """Run the tests from the env image (network off unless the plan says so); when the
     output names a cure, apply it to the env image and run again."""
@@ -568,7 +464,7 @@ def _run_tests(b: _Builder, env: EnvSpec
         spec = _amend_env(b, spec, action)
 
 
-def _amend_env(b: _Builder, spec: EnvSpec, action: dx.Action) -> EnvSpec:
+def _amend_env(b: Builder, spec: EnvSpec, action: dx.Action) -> EnvSpec:
     """Apply a setup action to the env image itself (same tag), recording it with the env."""
     assert spec.image
     with Sandbox.start(spec.image, network=True, workdir=spec.workdir, limits=BUILD_LIMITS,
