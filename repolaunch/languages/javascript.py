@@ -200,8 +200,8 @@ def karma_script(pkg: dict[str, Any]) -> str:
     if karma.karma_words(script):
         return script
     scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
-    return next((expand_scripts(scripts, v) for v in scripts.values()
-                 if isinstance(v, str) and karma.karma_words(expand_scripts(scripts, v))), "")
+    expanded = (expand_scripts(scripts, v) for v in scripts.values() if isinstance(v, str))
+    return next((text for text in expanded if karma.karma_words(text)), "")
 
 
 def framework_notes(detection: Detection, pkg: dict[str, Any], fw: str) -> tuple[str, ...]:
@@ -433,11 +433,10 @@ def make_plan(repo: Path, detection: Detection, language: Language,
         # a test script that runs mocha too (node-side tests) runs both, reports merged
         mocha = script_args(pkg, "mocha") if re.search(r"\bmocha\b", test_script(pkg)) \
             else None
-        test, scope, note = karma.commands(repo, karma_script(pkg), report, REPORT_DIR,
-                                           scope_only=mocha is not None)
-        if mocha is not None:
-            test, scope = karma.with_mocha(test, scope, mocha, shell_words, report, REPORT_DIR)
-            note += "; mocha runs beside it, as scripts.test has it"
+        test, scope, note = (
+            karma.with_mocha(repo, karma_script(pkg), mocha, shell_words, report, REPORT_DIR)
+            if mocha is not None else
+            karma.commands(repo, karma_script(pkg), report, REPORT_DIR))
         per_test, fmt = "", "mocha-json"
         steps, notes = (*steps, karma.SETUP_STEP), (*notes, note)
         env["CHROME_BIN"] = karma.CHROME_BIN

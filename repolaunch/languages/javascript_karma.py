@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from repolaunch.languages.javascript_detect import drop_options
@@ -156,10 +157,11 @@ def config_file(repo: Path, args: list[str]) -> str | None:
 
 
 def commands(repo: Path, script: str, report: str, report_dir: str,
-             scope_only: bool = False) -> tuple[str, str, str]:
+             claimed: str = "") -> tuple[str, str, str]:
     """(test command, scope command, note) for a repository whose tests karma runs.
-    The scope command takes ``{tests}`` (the test patch's files); `scope_only`: files karma
-    does not list run nothing (another runner has them), rather than the whole suite."""
+    The scope command takes ``{tests}`` (the test patch's files). `claimed`: a file where
+    the scope writes the files karma runs; those it does not list then run nothing
+    (another runner has them), rather than the whole suite."""
     words = karma_words(script) or ["karma", "start"]
     k = words.index("karma")
     env, args = words[:k], words[k + 1:]
@@ -174,8 +176,9 @@ def commands(repo: Path, script: str, report: str, report_dir: str,
     karma = (f"{run_env} ./node_modules/.bin/karma start {wrapper} --single-run"
              + (f" {' '.join(shlex.quote(a) for a in extra)}" if extra else ""))
     test = f"{write} && {karma}"
-    only = " EF_KARMA_SCOPE_ONLY=1" if scope_only else ""
-    scope = f'{write} && EF_KARMA_FILES="$(printf "%s " {{tests}})"{only} {karma}'
+    mine = f"EF_KARMA_CLAIMED={claimed} " if claimed else ""
+    only = " EF_KARMA_SCOPE_ONLY=1" if claimed else ""
+    scope = f'{write} && {mine}EF_KARMA_FILES="$(printf "%s " {{tests}})"{only} {karma}'
     note = f"karma ({conf}) in headless Chromium without its sandbox; results from an inline reporter"
     return test, scope, note
 
@@ -210,23 +213,19 @@ def mocha_paths(args: list[str]) -> tuple[list[str], list[str]]:
     return opts, paths
 
 
-def with_mocha(karma_test: str, karma_scope: str, mocha_args: list[str], words,
-               report: str, report_dir: str) -> tuple[str, str]:
-    """(test, scope) commands running mocha beside karma, as a test script that runs both
+def with_mocha(repo: Path, script: str, mocha_args: list[str], words: Callable[[list[str]], str],
+               report: str, report_dir: str) -> tuple[str, str, str]:
+    """(test, scope, note) running mocha beside karma, as a test script that runs both
     does; each writes its own report, merged into `report`. In the scope, mocha gets the
-    files under its own test paths (none: it does not run); `words` renders arguments as
-    shell text."""
+    files under its own test paths that karma did not claim (none: it does not run);
+    `words` renders arguments as shell text."""
     opts, paths = mocha_paths(mocha_args)
-    mocha_report = f"{report_dir}/mocha.json"
+    mocha_report, karma_report = f"{report_dir}/mocha.json", f"{report}.karma"
+    claimed = f"{report_dir}/karma-claimed"
+    karma_test, karma_scope, note = commands(repo, script, karma_report, report_dir, claimed)
     mocha = (f"./node_modules/.bin/mocha --reporter json --reporter-option "
              f"output={mocha_report}")
-    merge = f"node -e {shlex.quote(_MERGE_JS)} {report} {mocha_report} {report}.karma"
-    karma_test = karma_test.replace(f"EF_KARMA_REPORT={report}", f"EF_KARMA_REPORT={report}.karma")
-    karma_scope = karma_scope.replace(f"EF_KARMA_REPORT={report}",
-                                      f"EF_KARMA_REPORT={report}.karma")
-    claimed = f"{report_dir}/karma-claimed"
-    karma_scope = karma_scope.replace("EF_KARMA_FILES=", f"EF_KARMA_CLAIMED={claimed} "
-                                      "EF_KARMA_FILES=", 1)
+    merge = f"node -e {shlex.quote(_MERGE_JS)} {report} {mocha_report} {karma_report}"
     all_args = words(mocha_args)
     test = (f"{{ rc=0; {mocha}{' ' + all_args if all_args else ''} || rc=1; "
             f"{karma_test} || rc=1; {merge}; exit $rc; }}")
@@ -238,4 +237,4 @@ def with_mocha(karma_test: str, karma_scope: str, mocha_args: list[str], words,
              f'printf "%s\\n" "$f";; esac; done | grep -vxF -f {claimed}); '
              f'if [ -n "$F" ]; then {mocha} {words(opts)} $F || rc=1; fi; '
              f"{merge}; exit $rc; }}")
-    return test, scope
+    return test, scope, f"{note}; mocha runs beside it, as scripts.test has it"
