@@ -561,18 +561,24 @@ class Sandbox:
         full = [*wrapper, f"{limit:g}", *argv] if wrapper else argv
         token = uuid.uuid4().hex
         environment = {**(env or {}), _TOKEN_ENV: token}
-        try:
-            exec_id = api.exec_create(self.id, full, stdout=True, stderr=True, stdin=False,
-                                      tty=False, environment=environment,
-                                      workdir=workdir or self.workdir, user=user or "")["Id"]
-        except NotFound as exc:
-            raise self._died("before exec") from exc
-        except APIError as exc:
-            if _is_not_running(exc):
+        for attempt in range(2):
+            try:
+                exec_id = api.exec_create(self.id, full, stdout=True, stderr=True, stdin=False,
+                                          tty=False, environment=environment,
+                                          workdir=workdir or self.workdir,
+                                          user=user or "")["Id"]
+                break
+            except NotFound as exc:
                 raise self._died("before exec") from exc
-            raise SandboxError(f"exec failed to start: {_short(exc)}") from exc
-        except (DockerException, OSError) as exc:
-            raise SandboxError(f"exec failed to start: {_short(exc)}") from exc
+            except APIError as exc:
+                # A freeze the engine finished after kill_all gave up on it: thaw, once.
+                if attempt == 0 and "is paused" in _short(exc) and self._thaw(settle=0.0):
+                    continue
+                if _is_not_running(exc):
+                    raise self._died("before exec") from exc
+                raise SandboxError(f"exec failed to start: {_short(exc)}") from exc
+            except (DockerException, OSError) as exc:
+                raise SandboxError(f"exec failed to start: {_short(exc)}") from exc
 
         out, err = _Capped(cap), _Capped(cap)
         started = time.monotonic()
@@ -740,15 +746,31 @@ class Sandbox:
         try:
             killed = _host_kill(self.id, None, marker.encode(), rounds=1 if paused else 10)
         finally:
-            # Thaw even after a failed pause: a freeze that timed out can leave it frozen.
-            for _ in range(3):
-                try:
-                    if not self._client.api.inspect_container(self.id)["State"].get("Paused"):
-                        break
-                    api.unpause(self.id)
-                except (DockerException, OSError):
-                    time.sleep(0.1)
+            # Thaw even after a failed pause: a freeze that timed out on our side can still
+            # complete in the engine a moment later, so watch a while before trusting it.
+            self._thaw(settle=0.0 if paused else 0.5)
         return killed + _host_kill(self.id, None, marker.encode())
+
+    def _thaw(self, settle: float) -> bool:
+        """Unpause until the engine reports the sandbox running, watching ``settle`` more
+        seconds for a late freeze. True if it ends up unpaused."""
+        api = self._client.api
+        deadline = time.monotonic() + 5.0
+        quiet_until = time.monotonic() + settle
+        while time.monotonic() < deadline:
+            try:
+                if api.inspect_container(self.id)["State"].get("Paused"):
+                    api.unpause(self.id)
+                    quiet_until = time.monotonic() + settle
+                    continue
+                if time.monotonic() >= quiet_until:
+                    return True
+            except NotFound:
+                return False
+            except (DockerException, OSError):
+                pass
+            time.sleep(0.1)
+        return False
 
     def _oom_increased(self) -> bool:
         """Did the memory cgroup's oom_kill counter grow since we last looked?"""

@@ -156,6 +156,13 @@ def test_kill_all_keeps_the_sandbox(sb):
     assert sb.alive()
 
 
+def test_a_freeze_left_behind_is_thawed_before_the_next_exec(sb):
+    # The engine can finish a pause after kill_all stopped waiting for it.
+    sb._client.api.pause(sb.id)
+    assert sb.exec("echo ok").stdout == "ok\n"
+    assert not sb._client.api.inspect_container(sb.id)["State"]["Paused"]
+
+
 def test_oom_is_reported(fresh):
     s = fresh(limits=Limits(memory="64m", pids=64, cpus=1.0))
     r = s.exec(["python3", "-c", "b = bytearray(200 * 1024 * 1024); print(len(b))"], timeout=30)
