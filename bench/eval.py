@@ -24,7 +24,8 @@ from rich.table import Table
 from data import eval_samples
 from envs.models import SWETask
 from envs.sandbox import Sandbox
-from harness.evaluate import DETERMINISM_ENV, EvalJob, Prediction, evaluate_one
+from envs.verify import DETERMINISM_ENV
+from harness.evaluate import EvalJob, Prediction, evaluate_one
 
 SLOW_PREFIX = "python3 -c 'import time; t=time.time()\nwhile time.time()-t<10: sum(range(9999))'; "
 

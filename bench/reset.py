@@ -15,6 +15,10 @@ Baselines, measured on the same images in the same run:
     reset without the pool.
 
 Target: pool p50 <= 0.15 s and >= 3x faster than docker run. Nothing here asserts on time.
+
+Verify overhead: solved SWE episodes graded both ways, interleaved — in the agent's own
+sandbox (after kill_all) and in a clean one with the agent's diff applied (the default, the
+one a forged report cannot reach); target: the clean one costs < 1 s more at p50.
 """
 
 from __future__ import annotations
@@ -37,13 +41,14 @@ from rich.table import Table
 
 from data import eval_samples
 from envs import images
-from envs.api import Environment, Shell, WriteFile
+from envs.api import ApplyPatch, Environment, Shell, WriteFile
 from envs.models import TerminalTask
 from envs.pool import Pool
 from envs.sandbox import Sandbox
 
 TARGET_P50_S = 0.15
 TARGET_RATIO = 3.0
+VERIFY_OVERHEAD_TARGET_S = 1.0  # grading in a clean sandbox, over grading in the agent's
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -80,6 +85,31 @@ async def _pool_resets(tasks: dict[str, Any], n: int) -> dict[str, Any]:
             out[name] = {"pool": times}
         m = pool.metrics()
         out["metrics"] = m.model_dump()
+    return out
+
+
+async def _verify_overhead(task: Any, n: int) -> dict[str, list[float]]:
+    """verify() of a solved SWE episode, graded in the agent's own sandbox (after kill_all)
+    and in a clean one with the agent's diff applied, interleaved so both see the same
+    machine."""
+    out: dict[str, list[float]] = {"own sandbox": [], "clean sandbox": []}
+    async with Pool(max_live=4, spares=2) as pool:
+        envs = {"own sandbox": Environment(task, pool=pool, fresh_grading=False),
+                "clean sandbox": Environment(task, pool=pool, fresh_grading=True)}
+        for env in envs.values():  # warm-up
+            await env.reset()
+            await env.verify()
+        await pool.settle()
+        for _ in range(n):
+            for name, env in envs.items():
+                await env.reset()
+                await env.step(ApplyPatch(patch=task.patch))
+                t0 = time.perf_counter()
+                verdict = await env.verify()
+                out[name].append(time.perf_counter() - t0)
+                assert verdict.reward == 1.0, verdict.reason
+        for env in envs.values():
+            await env.close()
     return out
 
 
@@ -127,14 +157,26 @@ def measure(n: int, console: Console) -> dict[str, Any]:
             results[name]["docker_run"] = _docker_run(image, n)
         _no_pool(image, workdir, 1)
         results[name]["no_pool"] = _no_pool(image, workdir, n)
+    console.log(f"verify: {n} solved SWE episodes graded each way ...")
+    results["verify"] = asyncio.run(_verify_overhead(swe, n))
     results["n"] = n
     return results
 
 
 def summarize(results: dict[str, Any]) -> dict[str, Any]:
     summary: dict[str, Any] = {"n": results["n"], "metrics": results["metrics"], "tasks": {}}
+    v = results.get("verify")
+    if v:
+        own, clean = v["own sandbox"], v["clean sandbox"]
+        summary["verify"] = {
+            "own_sandbox": {"p50_s": _pct(own, 50), "p95_s": _pct(own, 95)},
+            "clean_sandbox": {"p50_s": _pct(clean, 50), "p95_s": _pct(clean, 95)},
+            "overhead_p50_s": _pct(clean, 50) - _pct(own, 50),
+            "overhead_p95_s": _pct(clean, 95) - _pct(own, 95)}
+        summary["verify"]["meets_target"] = \
+            summary["verify"]["overhead_p50_s"] < VERIFY_OVERHEAD_TARGET_S
     for name, row in results.items():
-        if name in ("n", "metrics"):
+        if name in ("n", "metrics", "verify"):
             continue
         s = {who: {"p50_s": _pct(v, 50), "p95_s": _pct(v, 95)} for who, v in row.items()}
         for base in ("docker_run", "no_pool"):
@@ -166,6 +208,14 @@ def render(summary: dict[str, Any], console: Console) -> None:
             f"{s['speedup_p50_vs_no_pool']:.1f}x / {s['speedup_p95_vs_no_pool']:.1f}x",
             "met" if s["meets_target"] else "MISSED")
     console.print(table)
+    v = summary.get("verify")
+    if v:
+        console.print(
+            f"verify of a solved SWE episode: own sandbox {ms(v['own_sandbox'])}, clean "
+            f"sandbox with the agent's diff {ms(v['clean_sandbox'])}; overhead p50 "
+            f"{v['overhead_p50_s'] * 1000:.0f} ms, p95 {v['overhead_p95_s'] * 1000:.0f} ms "
+            f"(target p50 < {VERIFY_OVERHEAD_TARGET_S:g} s: "
+            f"{'met' if v['meets_target'] else 'MISSED'})")
     m = summary["metrics"]
     console.print(f"pool: warm hits {m['warm_hits']}, cold starts {m['cold_starts']}, restored "
                   f"in place {m['restored']}, recreated {m['recreated']}, max live "

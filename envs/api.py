@@ -26,8 +26,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import re
 import shlex
 import threading
@@ -35,119 +33,60 @@ import time
 import uuid
 import weakref
 from collections.abc import Coroutine
-from typing import Annotated, Any, Literal, TypeVar, Union
+from typing import Any, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
-from envs import grading, reports
-from envs.models import FailureKind, SWETask, TerminalTask, TestResult
+from envs.actions import (  # noqa: F401  (re-exported: the episode API's action vocabulary)
+    SYSTEM_PROMPT,
+    ActionError,
+    AnyAction,
+    ApplyPatch,
+    Observation,
+    ReadFile,
+    Shell,
+    Submit,
+    WriteFile,
+    parse_action,
+    tool_call_id,
+    tools,
+)
+from envs.models import FailureKind, SWETask, TerminalTask
 from envs.pool import Pool, Recipe, ResetMode
 from envs.sandbox import Sandbox, SandboxDied, SandboxError
+from envs.verify import (
+    DETERMINISM_ENV,
+    VerifyResult,
+    agent_diff,
+    failed,
+    grading_diff,
+    last_line,
+    verify_swe,
+    verify_terminal,
+    workdir_of,
+)
 
 T = TypeVar("T")
 Task = Union[SWETask, TerminalTask]
 
-# Pinned so that two episodes of the same task see the same world (as the eval harness does).
-DETERMINISM_ENV = {"TZ": "UTC", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-                   "PYTHONDONTWRITEBYTECODE": "1", "CI": "true"}
 READ_LIMIT = 1 << 20  # bytes a ReadFile returns at most
 OBS_LIMIT = 32 * 1024  # characters of command output an observation keeps (head + tail)
-REWARD_FILES = ("/logs/verifier/reward.txt", "/logs/verifier/reward.json")
 _GIT = "git -c safe.directory='*' -c core.quotepath=false"
-SYSTEM_PROMPT = ("You are working in a Linux sandbox. Act with the actions shell, read_file, "
-                 "write_file, apply_patch; send submit when you are done.")
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-# --------------------------------------------------------------------------- actions
-
-
-class Shell(_Frozen):
-    type: Literal["shell"] = "shell"
-    command: str
-    timeout: float | None = None  # seconds; default: the environment's step timeout
-
-
-class ReadFile(_Frozen):
-    type: Literal["read_file"] = "read_file"
-    path: str
-
-
-class WriteFile(_Frozen):
-    type: Literal["write_file"] = "write_file"
-    path: str
-    content: str
-
-
-class ApplyPatch(_Frozen):
-    type: Literal["apply_patch"] = "apply_patch"
-    patch: str
-
-
-class Submit(_Frozen):
-    type: Literal["submit"] = "submit"
-
-
-Action = Annotated[Union[Shell, ReadFile, WriteFile, ApplyPatch, Submit],
-                   Field(discriminator="type")]
-_ACTION = TypeAdapter(Action)
-
-
-def parse_action(action: Any) -> Shell | ReadFile | WriteFile | ApplyPatch | Submit:
-    """An Action from a model, a dict, a JSON object string, or plain text (a shell command)."""
-    if isinstance(action, (Shell, ReadFile, WriteFile, ApplyPatch, Submit)):
-        return action
-    if isinstance(action, str):
-        text = action.strip()
-        if not text.startswith("{"):
-            return Shell(command=action)
-        action = json.loads(text)
-    return _ACTION.validate_python(action)
-
-
 # --------------------------------------------------------------------------- results
-
-
-class Observation(_Frozen):
-    """What the agent sees: plain text, and the same as chat messages to append."""
-
-    text: str
-    messages: list[dict[str, str]]
-
-    @classmethod
-    def prompt(cls, text: str) -> Observation:
-        return cls(text=text, messages=[{"role": "system", "content": SYSTEM_PROMPT},
-                                        {"role": "user", "content": text}])
-
-    @classmethod
-    def result(cls, text: str) -> Observation:
-        return cls(text=text, messages=[{"role": "user", "content": text}])
 
 
 class StepResult(_Frozen):
     observation: Observation
     terminated: bool = False  # the episode ended (submit, or the sandbox died)
     truncated: bool = False  # a step or time limit ended it
-    reward: float = 0.0  # always 0: the reward comes from verify()
+    reward: float = 0.0  # 0 but on an auto-verified Submit; the reward comes from verify()
     info: dict[str, Any] = Field(default_factory=dict)
-
-
-class VerifyResult(_Frozen):
-    reward: float | None  # None for infrastructure failures: drop the sample
-    failure: FailureKind = FailureKind.NONE
-    reason: str = ""
-    resolved: bool = False
-    tests: list[TestResult] = Field(default_factory=list)
-    tests_status: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
-    exit_code: int | None = None
-    duration_s: float = 0.0
-
-    @property
-    def is_infrastructure(self) -> bool:
-        return self.failure.is_infrastructure
 
 
 class EnvState(_Frozen):
@@ -169,11 +108,6 @@ class EpisodeError(SandboxError):
     def __init__(self, message: str, failure: FailureKind = FailureKind.NONE) -> None:
         super().__init__(message)
         self.failure = failure
-
-
-def _infra(failure: FailureKind, reason: str, **kw: Any) -> VerifyResult:
-    return VerifyResult(reward=None if failure.is_infrastructure else 0.0, failure=failure,
-                        reason=reason, **kw)
 
 
 def _cap(text: str, limit: int = OBS_LIMIT) -> str:
@@ -208,20 +142,23 @@ class _Kind:
                command: str | None) -> VerifyResult:
         raise NotImplementedError
 
+    # Kinds that grade in a fresh sandbox: the agent's changes, read in its own sandbox...
+    grades_fresh = False
+
+    def changes(self, sb: Sandbox) -> str:
+        raise NotImplementedError
+
+    # ...then carried into a clean one of the same image, and graded there.
+    def grade(self, sb: Sandbox, changes: str, timeout: float,
+              command: str | None) -> VerifyResult:
+        raise NotImplementedError
+
     def solve(self, sb: Sandbox) -> None:
         """Apply the reference solution (for check_env)."""
         raise NotImplementedError
 
     def fingerprint(self, sb: Sandbox) -> str:
         raise NotImplementedError
-
-
-def _last_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[-1][:200] if lines else ""
-
-
-_DIFF_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 
 
 class _SWE(_Kind):
@@ -255,59 +192,33 @@ class _SWE(_Kind):
 
     def verify(self, sb: Sandbox, timeout: float, mutated: bool,
                command: str | None) -> VerifyResult:
-        spec, task = self.spec, self.task
-        t0 = time.monotonic()
         sb.kill_all()  # the agent's background processes do not run beside the tests
-        if task.test_patch.strip():
-            # The agent may have edited the test files; put them back before the hidden ones.
-            paths = sorted({p for m in _DIFF_PATH.finditer(task.test_patch) for p in m.groups()})
-            c = shlex.quote(self.commit)
-            script = "".join(
-                f"if {_GIT} cat-file -e {c}:{shlex.quote(p)} 2>/dev/null; then "
-                f"{_GIT} checkout -q {c} -- {shlex.quote(p)}; else rm -rf {shlex.quote(p)}; fi\n"
-                for p in paths)
-            res = sb.exec(f"set -e\n{script}", timeout=120)
-            if res.exit_code != 0:
-                return _infra(FailureKind.VERIFIER_ERROR,
-                              f"could not reset the test files: {_last_line(res.output)}")
-            tp = sb.apply_patch(task.test_patch)
-            if not tp.applied:
-                return _infra(FailureKind.VERIFIER_ERROR,
-                              f"the task's test patch did not apply: {tp.reason}")
-        if spec.report_path:
-            sb.exec(f"rm -f {shlex.quote(spec.report_path)}", timeout=30)  # no stale report
-        res = sb.exec(command or spec.test_command, timeout=timeout)
-        took = time.monotonic() - t0
-        if res.timed_out:
-            return _infra(FailureKind.TIMEOUT, f"tests timed out after {timeout:g}s",
-                          exit_code=res.exit_code, duration_s=took)
-        if res.oom_killed:
-            return _infra(FailureKind.OOM, f"out of memory (limit {spec.limits.memory})",
-                          exit_code=res.exit_code, duration_s=took)
-        data: bytes | str = res.stdout
-        if spec.report_path:
-            try:
-                data = sb.get_file(spec.report_path)
-            except FileNotFoundError:
-                data = b""
-        why = "the report holds no test result"
-        try:
-            parsed = reports.parse(spec.report_format, data, exit_code=res.exit_code)
-        except reports.ReportParseError as exc:
-            parsed, why = None, str(exc)
-        if parsed is None or not parsed.results:
-            # After the agent changed things, a run with no results is its doing (it broke
-            # the build); untouched, the environment itself is broken.
-            kind = FailureKind.MODEL if mutated else FailureKind.BUILD_FAILED
-            return _infra(kind, f"no test results ({why}); exit {res.exit_code}: "
-                          f"{_last_line(res.output)}", exit_code=res.exit_code, duration_s=took)
-        g = grading.grade(parsed, task.FAIL_TO_PASS, task.PASS_TO_PASS)
-        return VerifyResult(
-            reward=None if g.failure_kind.is_infrastructure else g.reward,
-            failure=g.failure_kind, reason=g.reason, resolved=g.resolved,
-            tests=list(parsed.results),
-            tests_status={k: v.model_dump() for k, v in g.tests_status.items()},
-            exit_code=res.exit_code, duration_s=took)
+        return verify_swe(sb, self.task, self.spec, commit=self.commit, changed=mutated,
+                          timeout=timeout, command=command)
+
+    grades_fresh = True
+
+    def changes(self, sb: Sandbox) -> str:
+        sb.kill_all()  # nothing of the agent's keeps writing while its changes are read
+        return agent_diff(sb, self.commit, self.spec.workdir)
+
+    def grade(self, sb: Sandbox, changes: str, timeout: float,
+              command: str | None) -> VerifyResult:
+        """SWE-bench's way: the agent's code changes (test and test-harness files left out)
+        applied to a clean checkout, the hidden tests run there. Whatever the agent did to
+        its own container (daemons, PATH shims, caches, /tmp, the git history) is not here."""
+        graded, dropped = grading_diff(changes, self.task)
+        if graded.strip():
+            res = sb.apply_patch(graded)
+            if not res.applied:
+                return failed(FailureKind.MODEL, "the agent's changes do not apply to a clean "
+                              f"checkout: {res.reason}")
+        verdict = verify_swe(sb, self.task, self.spec, commit=self.commit,
+                             changed=bool(graded.strip()), timeout=timeout, command=command)
+        if dropped:
+            note = f"; not graded (tests and test harness): {', '.join(dropped[:5])}"
+            verdict = verdict.model_copy(update={"reason": verdict.reason + note})
+        return verdict
 
     def solve(self, sb: Sandbox) -> None:
         res = sb.apply_patch(self.task.patch)
@@ -320,11 +231,6 @@ class _SWE(_Kind):
         return res.stdout
 
 
-def _workdir(dockerfile: str) -> str:
-    found = re.findall(r"^\s*WORKDIR\s+(\S+)\s*$", dockerfile, re.M | re.I)
-    return found[-1] if found else "/"
-
-
 class _Terminal(_Kind):
     kind = "terminal"
     default_mode = ResetMode.RECREATE
@@ -333,7 +239,7 @@ class _Terminal(_Kind):
         self.task = task
         self.verify_timeout = task.verifier_timeout_sec
         self.agent_timeout = task.agent_timeout_sec
-        self.workdir = _workdir(task.dockerfile)
+        self.workdir = workdir_of(task.dockerfile)
         self._image = task.image
 
     def image(self) -> str:
@@ -359,51 +265,16 @@ class _Terminal(_Kind):
 
     def verify(self, sb: Sandbox, timeout: float, mutated: bool,
                command: str | None) -> VerifyResult:
-        t0 = time.monotonic()
         # No kill_all here (unlike SWE): a terminal task may be "start this service", and
         # its tests then talk to what the agent left running.
-        # Stale reward files go first, and it must work: a planted reward is never read.
-        res = sb.exec("rm -rf /tests /logs/verifier && mkdir -p /tests /logs/verifier && "
-                      "! ls /logs/verifier/* >/dev/null 2>&1", timeout=60)
-        if res.exit_code != 0:
-            return _infra(FailureKind.VERIFIER_ERROR,
-                          f"could not clear /tests and /logs/verifier: {_last_line(res.output)}")
-        sb.put_files({f"/tests/{p.lstrip('/')}": t for p, t in self.task.tests.items()})
-        res = sb.exec(command or self.task.test_command, timeout=timeout)
-        took = time.monotonic() - t0
-        if res.timed_out:
-            return _infra(FailureKind.TIMEOUT, f"tests timed out after {timeout:g}s",
-                          exit_code=res.exit_code, duration_s=took)
-        if res.oom_killed:
-            return _infra(FailureKind.OOM, "the tests ran out of memory",
-                          exit_code=res.exit_code, duration_s=took)
-        tests: list[TestResult] = []
-        with contextlib.suppress(FileNotFoundError, SandboxError, reports.ReportParseError):
-            tests = list(reports.parse("junit", sb.get_file("/logs/verifier/junit.xml")).results)
-        for path in REWARD_FILES:
-            try:
-                raw = sb.get_file(path, max_bytes=1 << 16).decode("utf-8", "replace").strip()
-            except FileNotFoundError:
-                continue
-            try:
-                value = float(json.loads(raw)["reward"]) if path.endswith(".json") \
-                    else float(raw)
-            except (ValueError, KeyError, TypeError) as exc:
-                return _infra(FailureKind.VERIFIER_ERROR, f"{path} holds no number: {exc}",
-                              exit_code=res.exit_code, duration_s=took)
-            return VerifyResult(reward=value, resolved=value >= 1.0, tests=tests,
-                                reason=f"reward {value:g} from {path}",
-                                exit_code=res.exit_code, duration_s=took)
-        return _infra(FailureKind.VERIFIER_ERROR,
-                      f"the tests wrote no reward file (exit {res.exit_code}: "
-                      f"{_last_line(res.output)})", exit_code=res.exit_code, duration_s=took)
+        return verify_terminal(sb, self.task, timeout=timeout, command=command)
 
     def solve(self, sb: Sandbox) -> None:
         sb.put_file("/solution/solve.sh", self.task.solution, mode=0o755)
         res = sb.exec("bash /solution/solve.sh", timeout=self.task.agent_timeout_sec)
         if res.exit_code != 0:
             raise SandboxError(f"the reference solution failed (exit {res.exit_code}): "
-                               f"{_last_line(res.output)}")
+                               f"{last_line(res.output)}")
 
     def fingerprint(self, sb: Sandbox) -> str:
         wd = shlex.quote(self.workdir)
@@ -446,8 +317,13 @@ class Environment:
 
     def __init__(self, task: Task, *, pool: Pool | None = None, max_steps: int = 100,
                  step_timeout: float = 300.0, verify_timeout: float | None = None,
-                 reset_mode: ResetMode | str | None = None) -> None:
+                 reset_mode: ResetMode | str | None = None, auto_verify: bool = False,
+                 fresh_grading: bool = True) -> None:
         self.task = task
+        self.auto_verify = auto_verify
+        # SWE: grade the agent's diff in a clean sandbox (False: in its own, after kill_all;
+        # cheaper, and forgeable by what the agent leaves in its container).
+        self.fresh_grading = fresh_grading
         self.task_id = task_id_of(task)
         self._kind = _kind_for(task)
         self.kind = self._kind.kind
@@ -530,35 +406,56 @@ class Environment:
             raise EpisodeError("the episode is over; call reset()")
         return self._sb
 
+    def tools(self) -> list[dict[str, Any]]:
+        """The actions as OpenAI-style function tools (pass to a chat model's `tools=`)."""
+        return tools()
+
     async def step(self, action: Any) -> StepResult:
-        """Act once. The agent's failures are observations; a dead sandbox ends the episode."""
+        """Act once: an action, a dict, JSON, shell text or a tool call (answered by a `tool`
+        message with its id). The agent's mistakes, unreadable output included, are
+        observations; a dead sandbox ends the episode. With auto_verify, Submit ends the
+        episode graded: the verdict is the step's reward and `info["verdict"]`."""
         sb = self._live()
-        act = parse_action(action)
+        call_id = tool_call_id(action)
         self._steps += 1
         info: dict[str, Any] = {"step": self._steps, "failure_kind": FailureKind.NONE}
+        if call_id is not None:
+            info["tool_call_id"] = call_id
         terminated = False
         try:
-            text = await self.pool.run(self._act, sb, act, info)
-        except SandboxError as exc:
-            # Died, or an engine error: a live sandbox means the action itself was bad
-            # (writing over a directory); a dead one ends the episode.
-            if not isinstance(exc, SandboxDied) and await self.pool.run(sb.alive):
-                info["failure_kind"] = FailureKind.MODEL
-                text = f"[the action failed: {exc}]"
-            else:
-                self._failure = FailureKind.ENV_COLLAPSE
-                info["failure_kind"] = FailureKind.ENV_COLLAPSE
-                text, terminated = f"[the sandbox died: {exc}]", True
+            act: AnyAction | None = parse_action(action)
+        except ActionError as exc:
+            act, text = None, f"[not an action: {exc}]"
+            info["failure_kind"] = FailureKind.MODEL
+        if act is not None:
+            try:
+                text = await self.pool.run(self._act, sb, act, info)
+            except SandboxError as exc:
+                # Died, or an engine error: a live sandbox means the action itself was bad
+                # (writing over a directory); a dead one ends the episode.
+                if not isinstance(exc, SandboxDied) and await self.pool.run(sb.alive):
+                    info["failure_kind"] = FailureKind.MODEL
+                    text = f"[the action failed: {exc}]"
+                else:
+                    self._failure = FailureKind.ENV_COLLAPSE
+                    info["failure_kind"] = FailureKind.ENV_COLLAPSE
+                    text, terminated = f"[the sandbox died: {exc}]", True
+        reward = 0.0
         if isinstance(act, Submit):
             terminated = True
+            if self.auto_verify:
+                verdict = await self.verify()
+                info["verdict"] = verdict
+                reward = verdict.reward or 0.0
+                text = f"[submitted: {verdict.reason or verdict.failure.value}]"
         truncated = False
         if not terminated:
             over_time = self._kind.agent_timeout is not None and \
                 time.monotonic() - self._t0 > self._kind.agent_timeout
             truncated = self._steps >= self.max_steps or over_time
         self._terminated, self._truncated = terminated, truncated
-        return StepResult(observation=Observation.result(text), terminated=terminated,
-                          truncated=truncated, info=info)
+        return StepResult(observation=Observation.result(text, call_id), terminated=terminated,
+                          truncated=truncated, reward=reward, info=info)
 
     def _act(self, sb: Sandbox, act: Any, info: dict[str, Any]) -> str:
         """Blocking: one action in the sandbox (runs in the pool's executor)."""
@@ -600,25 +497,45 @@ class Environment:
     async def verify(self, *, timeout: float | None = None) -> VerifyResult:
         """Run the hidden tests and grade them; ends the episode."""
         if self._sb is None:
-            return _infra(FailureKind.ENV_COLLAPSE, "no live episode: reset() did not succeed")
+            return failed(FailureKind.ENV_COLLAPSE, "no live episode: reset() did not succeed")
         if self._failure is FailureKind.ENV_COLLAPSE:
-            return _infra(FailureKind.ENV_COLLAPSE, "the sandbox died during the episode")
+            return failed(FailureKind.ENV_COLLAPSE, "the sandbox died during the episode")
         limit = timeout or self.verify_timeout
         try:
-            result = await self.pool.run(self._kind.verify, self._sb, limit, self._mutated,
-                                         self._verify_command)
+            if self._kind.grades_fresh and self.fresh_grading:
+                result = await self._verify_fresh(limit)
+            else:
+                result = await self.pool.run(self._kind.verify, self._sb, limit,
+                                             self._mutated, self._verify_command)
         except SandboxDied as exc:
             self._failure = FailureKind.ENV_COLLAPSE
-            result = _infra(FailureKind.ENV_COLLAPSE, f"the sandbox died: {exc}")
+            result = failed(FailureKind.ENV_COLLAPSE, f"the sandbox died: {exc}")
         except SandboxError as exc:
             self._failure = FailureKind.ENV_COLLAPSE
-            result = _infra(FailureKind.ENV_COLLAPSE, f"the sandbox failed: {exc}")
+            result = failed(FailureKind.ENV_COLLAPSE, f"the sandbox failed: {exc}")
         except Exception as exc:  # a grader bug is not the policy's fault
-            result = _infra(FailureKind.VERIFIER_ERROR, f"{type(exc).__name__}: {exc}")
+            result = failed(FailureKind.VERIFIER_ERROR, f"{type(exc).__name__}: {exc}")
         self._terminated = True
         if result.failure is not FailureKind.NONE and self._failure is FailureKind.NONE:
             self._failure = result.failure
         return result
+
+    async def _verify_fresh(self, limit: float) -> VerifyResult:
+        """Read the agent's changes, give its sandbox back, grade them in a clean one."""
+        assert self._sb is not None
+        try:
+            changes = await self.pool.run(self._kind.changes, self._sb)
+        except SandboxDied:
+            raise
+        except SandboxError as exc:  # too large to carry, or git refused: the agent's doing
+            return failed(FailureKind.MODEL, str(exc))
+        await self._give_back()
+        try:
+            self._sb = await self.pool.acquire(await self._ensure_recipe())
+        except SandboxError as exc:
+            return failed(FailureKind.ENV_COLLAPSE, f"no clean sandbox to grade in: {exc}")
+        return await self.pool.run(self._kind.grade, self._sb, changes, limit,
+                                   self._verify_command)
 
     async def solve_reference(self) -> None:
         """Apply the task's reference solution in the current episode (for check_env)."""
@@ -668,7 +585,8 @@ def resolve_task(task: Task | str, registry: Any = None) -> Task:
 def make(task: Task | str, *, registry: Any = None, pool: Pool | None = None,
          **kwargs: Any) -> Environment:
     """An environment for a task (or a task id in the registry). Keyword arguments go to
-    Environment: max_steps, step_timeout, verify_timeout, reset_mode."""
+    Environment: max_steps, step_timeout, verify_timeout, reset_mode, auto_verify,
+    fresh_grading."""
     return Environment(resolve_task(task, registry), pool=pool, **kwargs)
 
 

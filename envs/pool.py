@@ -458,6 +458,7 @@ cd {shlex.quote(wd)}
 {_GIT} -c advice.detachedHead=false checkout -qf {commit}
 {_GIT} clean -fdq
 find /tmp -mindepth 1 -maxdepth 1 ! -path {INTERNAL_DIR} -exec rm -rf {{}} +
+find /dev/shm -mindepth 1 -maxdepth 1 -exec rm -rf {{}} + 2>/dev/null || true
 echo '--changed--'
 find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /tmp \\) -prune -o \\
   -cnewer {MARKER} -print 2>/dev/null || true

@@ -293,6 +293,16 @@ def _proc_stat(pid: int) -> tuple[int, int] | None:
         return None
 
 
+def _start_time(pid: int) -> int:
+    """When a host process started (clock ticks since boot); pids can wrap, this cannot."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+        return int(data[data.rfind(b")") + 2:].split()[19])
+    except (OSError, IndexError, ValueError):
+        return 1 << 62
+
+
 def _proc_state(pid: int) -> str | None:
     """One-letter state of a host process (R, S, Z, ...), None if it does not exist."""
     try:
@@ -320,10 +330,11 @@ def _has_token(pid: int, token: bytes) -> bool:
 
 
 def _host_kill(container_id: str, root_pid: int | None, marker: bytes, *,
-               rounds: int = 10) -> int:
+               rounds: int = 10, all_but: frozenset[int] | None = None) -> int:
     """SIGKILL processes of the container from the host: the descendants and process
     group of `root_pid`, and every process whose environment contains `marker`
-    (reparented or setsid'd children keep their environment).
+    (reparented or setsid'd children keep their environment); with `all_but`, every
+    process of the container but those (`setsid env -i` clears the marker too).
 
     Only processes in the container's cgroup are touched. Returns how many were signalled.
     """
@@ -351,7 +362,7 @@ def _host_kill(container_id: str, root_pid: int | None, marker: bytes, *,
                     stack.append(c)
         targets = {p for p in targets if _in_container(p, container_id)}
         targets.update(p for p in procs if p not in targets and _in_container(p, container_id)
-                       and _has_token(p, marker))
+                       and (_has_token(p, marker) if all_but is None else p not in all_but))
         if not targets:
             break
         for p in targets:
@@ -420,6 +431,7 @@ class Sandbox:
         self._visible_for = ""  # container id the _visible answer is for
         self._visible = False
         self._init_pid = 0  # host pid of the container's docker-init, when visible
+        self._keepalive_pid = 0  # host pid of its `sleep infinity`, found on first kill_all
         self._state = _State(client=client, container_id=container_id)
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
 
@@ -743,13 +755,41 @@ class Sandbox:
             raise self._died("before kill_all") from exc
         except (DockerException, OSError) as exc:  # no freezer, or it did not settle
             log.debug("pause failed, killing in rounds: %s", _short(exc))
+        # Everything but docker-init and the keepalive: a daemon that cleared its
+        # environment (`setsid env -i`) carries no marker, and must die all the same.
+        keep = self._keep_pids()
         try:
-            killed = _host_kill(self.id, None, marker.encode(), rounds=1 if paused else 10)
+            killed = _host_kill(self.id, None, marker.encode(), rounds=1 if paused else 10,
+                                all_but=keep)
         finally:
             # Thaw even after a failed pause: a freeze that timed out on our side can still
             # complete in the engine a moment later, so watch a while before trusting it.
             self._thaw(settle=0.0 if paused else 0.5)
-        return killed + _host_kill(self.id, None, marker.encode())
+        return killed + _host_kill(self.id, None, marker.encode(), all_but=keep)
+
+    def _keep_pids(self) -> frozenset[int] | None:
+        """Host pids of docker-init and the keepalive (the oldest `sleep infinity` child of
+        init); None when they cannot be told apart (then only marked processes die)."""
+        if not self._init_pid:
+            return None
+        if not self._keepalive_pid or _proc_stat(self._keepalive_pid) is None:
+            kids = []
+            for name in os.listdir("/proc"):
+                if name.isdigit():
+                    st = _proc_stat(int(name))
+                    if st is not None and st[0] == self._init_pid:
+                        kids.append(int(name))
+            for pid in sorted(kids, key=_start_time):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                        if fh.read() == b"sleep\0infinity\0":
+                            self._keepalive_pid = pid
+                            break
+                except OSError:
+                    continue
+            else:
+                return None
+        return frozenset({self._init_pid, self._keepalive_pid})
 
     def _thaw(self, settle: float) -> bool:
         """Unpause until the engine reports the sandbox running, watching ``settle`` more

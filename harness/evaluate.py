@@ -25,15 +25,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from envs import grading, reports
+from envs import grading
 from envs.config import get_settings
 from envs.models import EnvSpec, FailureKind, Language, SWETask
+from envs.verify import DETERMINISM_ENV, grade_swe, put_test_patch, run_tests
 
 GOLD = "gold"
 EMPTY = "empty"
-# Pinned so that two runs of the same task see the same world.
-DETERMINISM_ENV = {"TZ": "UTC", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-                   "PYTHONDONTWRITEBYTECODE": "1", "CI": "true"}
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
@@ -182,9 +180,7 @@ def _builds_without_test_patch(sb: Any, spec: Any, timeout: float) -> bool:
     prediction's sandbox, so a hard reset loses nothing)."""
     try:
         sb.exec("git reset -q --hard && git clean -fdq", timeout=120)
-        res = sb.exec(spec.test_command, timeout=timeout)
-        data = sb.get_file(spec.report_path) if spec.report_path else res.stdout
-        return bool(reports.parse(spec.report_format, data, exit_code=res.exit_code).results)
+        return run_tests(sb, spec, timeout=timeout).has_results
     except Exception:  # a probe: any failure means "cannot tell"
         return False
 
@@ -230,57 +226,34 @@ def evaluate_one(job: EvalJob) -> dict[str, Any]:
         if not applied.applied:
             return done(FailureKind.PATCH_FAILED, f"patch did not apply: {applied.reason}")
         method = applied.method
-        if task.test_patch.strip():
-            mark = time.monotonic()
-            tp = sb.apply_patch(task.test_patch)
-            timings["test_patch"] = time.monotonic() - mark
-            if not tp.applied:
-                return done(FailureKind.VERIFIER_ERROR,
-                            f"the task's test patch did not apply: {tp.reason}", method=method)
+        # The one verifier's steps (envs/verify.py), timed one by one: a prediction that
+        # edited a test file has it put back before the test patch goes on.
         mark = time.monotonic()
-        res = sb.exec(spec.test_command, timeout=timeout)
+        broken = put_test_patch(sb, task, spec.checkout or task.base_commit)
+        timings["test_patch"] = time.monotonic() - mark
+        if broken is not None:
+            return done(broken.failure, broken.reason, method=method)
+        mark = time.monotonic()
+        run = run_tests(sb, spec, timeout=timeout)
+        res = run.result
         timings["run"] = time.monotonic() - mark
-        (out / "test_output.txt").write_text(
-            f"$ {spec.test_command}\n{res.output}\n[exit {res.exit_code}, {res.duration:.2f}s"
-            f"{', timed out' if res.timed_out else ''}]\n", encoding="utf-8")
-        if res.timed_out:
-            return done(FailureKind.TIMEOUT, f"tests timed out after {timeout:.0f}s",
-                        method=method, exit_code=res.exit_code)
-        if res.oom_killed:
-            return done(FailureKind.OOM, f"out of memory (limit {spec.limits.memory})",
-                        method=method, exit_code=res.exit_code)
+        (out / "test_output.txt").write_text(run.transcript(), encoding="utf-8")
         mark = time.monotonic()
-        data: bytes | str
-        if spec.report_path:
-            try:
-                data = sb.get_file(spec.report_path)
-            except (SandboxError, FileNotFoundError):
-                data = b""
-        else:
-            data = res.stdout
-        try:
-            parsed = reports.parse(spec.report_format, data, exit_code=res.exit_code)
-        except reports.ReportParseError as exc:
-            parsed = None
-            parse_error = str(exc)
-        timings["parse"] = time.monotonic() - mark
-        if parsed is None or not parsed.results:
-            why = parse_error if parsed is None else "the report holds no test result"
-            # With a patch, a run that yields nothing is most likely the patch's doing
-            # (it broke the build); without one, the environment itself is broken.
-            kind = FailureKind.MODEL if (pred.model_patch or "").strip() else \
-                FailureKind.BUILD_FAILED
+        if not run.has_results or res.timed_out or res.oom_killed:
+            # No grading possible: the verifier types why (timeout, OOM, the prediction
+            # broke the build, or the environment did).
+            verdict = grade_swe(run, task, changed=bool((pred.model_patch or "").strip()),
+                                limits=spec.limits.memory)
+            kind, reason = verdict.failure, verdict.reason
             if kind is FailureKind.BUILD_FAILED and task.test_patch.strip() and \
                     _builds_without_test_patch(sb, spec, timeout):
                 # Tests that call code only the fix adds do not compile without it (Go,
                 # Java, C): the task's doing, not the environment's.
                 kind = FailureKind.MODEL
-                why += "; the suite builds without the test patch, so a fix is missing"
-            tail = res.output.strip().splitlines()[-1:] or [""]
-            return done(kind, f"no test results ({why}); exit {res.exit_code}: {tail[0][:200]}",
-                        method=method, exit_code=res.exit_code)
-        mark = time.monotonic()
-        grade = grading.grade(parsed, task.FAIL_TO_PASS, task.PASS_TO_PASS)
+                reason += "; the suite builds without the test patch, so a fix is missing"
+            return done(kind, reason, method=method, exit_code=res.exit_code)
+        assert run.parsed is not None
+        grade = grading.grade(run.parsed, task.FAIL_TO_PASS, task.PASS_TO_PASS)
         timings["grade"] = time.monotonic() - mark
         return done(grade.failure_kind, grade.reason, grade, method=method,
                     exit_code=res.exit_code)

@@ -223,7 +223,7 @@ def eval_script(task: SWETask) -> str:
     import hashlib
     import shlex
 
-    from repolaunch.validate import DETERMINISM_ENV
+    from envs.verify import DETERMINISM_ENV
 
     spec = task.env_spec
     if spec is None:

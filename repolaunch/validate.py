@@ -7,7 +7,7 @@
 Procedure. Every run is a fresh sandbox from the env image with the task's base commit
 checked out (``env`` with ``checkout=base_commit``) and the determinism variables pinned
 (`DETERMINISM_ENV`). "Before" runs apply ``test_patch`` only; "after" runs apply
-``test_patch`` then ``patch``. The suite command runs ``runs_before`` times before and
+``patch`` then ``test_patch`` (as eval and episodes do). The suite command runs ``runs_before`` times before and
 ``runs_after`` times after. Then ``confirm_runs`` more runs per side re-check the verdict:
 just the FAIL_TO_PASS candidates when there are some (with the per-test command when one
 is given, else the suite), the whole suite when there are none (so a flaky test is told
@@ -70,16 +70,11 @@ from envs import reports
 from envs.instance import open_instance
 from envs.models import EnvSpec, SWETask, TestStatus
 from envs.sandbox import SandboxError
-from harness.evaluate import DETERMINISM_ENV as _EVAL_ENV
+from envs.verify import DETERMINISM_ENV, put_test_patch, run_tests
 
 Log = Callable[[str], None]
 Side = Literal["before", "after", "base"]
 Reading = Literal["factory", "swebench"]
-
-# The harness's pins plus a seed a test suite can read; the same in validation and eval so
-# a task verified here behaves the same when graded.
-DETERMINISM_ENV: dict[str, str] = {**_EVAL_ENV, "TZ": "UTC", "LC_ALL": "C.UTF-8",
-                                   "PYTHONHASHSEED": "0", "ENVFACTORY_SEED": "0"}
 
 REASONS = ("env_build_failed", "test_patch_failed", "patch_failed", "timeout",
            "gold_breaks_tests", "no_fail_to_pass")
@@ -187,39 +182,31 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
     except SandboxError as exc:
         return out("env_build_failed", f"sandbox: {exc}")
     try:
-        if task.test_patch.strip() and side != "base":
-            res = sb.apply_patch(task.test_patch)
-            if not res.applied:
-                _keep_log(log_dir, log_name, f"test patch does not apply: {res.reason}\n")
-                return out("test_patch_failed", res.reason)
+        # The gold patch first, then the test patch through the one verifier (test files
+        # put back, then patched), in the order eval and the episode use.
         if side == "after":
             res = sb.apply_patch(task.patch)
             if not res.applied:
                 _keep_log(log_dir, log_name, f"patch does not apply: {res.reason}\n")
                 return out("patch_failed", res.reason)
-        ran = sb.exec(command, timeout=timeout or spec.limits.timeout)
-        _keep_log(log_dir, log_name, f"$ {command}\n{ran.output}\n[exit {ran.exit_code}"
-                  f"{', timed out' if ran.timed_out else ''}]\n")
+        if side != "base":
+            refused = put_test_patch(sb, task, spec.checkout or task.base_commit)
+            if refused is not None:
+                _keep_log(log_dir, log_name, f"test patch does not apply: {refused.reason}\n")
+                return out("test_patch_failed", refused.reason)
+        run = run_tests(sb, spec, command=command, timeout=timeout)
+        ran = run.result
+        _keep_log(log_dir, log_name, run.transcript())
         if ran.timed_out:
             return out("timeout", f"tests ran past {timeout or spec.limits.timeout:.0f}s",
                        exit_code=ran.exit_code, timed_out=True)
-        data: bytes | str = ran.stdout
-        if spec.report_path:
-            try:
-                data = sb.get_file(spec.report_path)
-            except (FileNotFoundError, SandboxError):
-                data = b""
     except SandboxError as exc:
         return out("env_build_failed", f"sandbox: {exc}")
     finally:
         sb.close()
-    error = None
-    try:
-        parsed = reports.parse(spec.report_format, data, exit_code=ran.exit_code)
-        results = list(parsed.results)
-        codes = set(parsed.warning_codes)
-    except reports.ReportParseError as exc:
-        results, codes, error = [], set(), f"report unreadable: {exc}"
+    error = None if run.parsed is not None else f"report unreadable: {run.why}"
+    results = list(run.parsed.results) if run.parsed is not None else []
+    codes = set(run.parsed.warning_codes) if run.parsed is not None else set()
     # SWE-bench's ids: its parser's map is keyed by the cut id. Where tests that share a
     # cut id disagree, the cut id takes the worst of them, as grading will (it passes only
     # when every test it stands for does).

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 from envs import images
 from envs.images import ImageBuildError
-from envs.models import Limits, TerminalTask, VerificationRun
+from envs.models import FailureKind, Limits, TerminalTask, VerificationRun
 from envs.sandbox import Sandbox, SandboxError
+from envs.verify import DETERMINISM_ENV, verify_terminal, workdir_of
 from synth.implement import steps_of
 from synth.spec import Gate, GateRun, TaskOutcome, instruction_key
 
@@ -123,33 +124,11 @@ def generic_mutants(solution: str) -> dict[str, str]:
     return out
 
 
-def _workdir(dockerfile: str) -> str:
-    wd = "/"
-    for line in dockerfile.splitlines():
-        parts = line.strip().split(None, 1)
-        if len(parts) == 2 and parts[0].upper() == "WORKDIR":
-            wd = parts[1].strip()
-    return wd
-
-
-def _read_reward(sb: Sandbox) -> float | None:
-    for path, kind in (("/logs/verifier/reward.txt", "txt"), ("/logs/verifier/reward.json", "json")):
-        try:
-            raw = sb.get_file(path, max_bytes=4096).decode("utf-8", "replace").strip()
-        except (FileNotFoundError, SandboxError):
-            continue
-        try:
-            return float(json.loads(raw)["reward"]) if kind == "json" else float(raw)
-        except (ValueError, KeyError, TypeError):
-            return None
-    return None
-
-
 def trial(task: TerminalTask, image: str, solution: str | None, *,
           check_isolation: bool = False) -> Trial:
     """One fresh container: the agent phase (`solution`, or nothing), then the tests."""
-    with Sandbox.start(image, network=False, limits=LIMITS, workdir=_workdir(task.dockerfile),
-                       labels={"envfactory.synth": task.task_id}) as sb:
+    with Sandbox.start(image, network=False, limits=LIMITS, workdir=workdir_of(task.dockerfile),
+                       env=DETERMINISM_ENV, labels={"envfactory.synth": task.task_id}) as sb:
         if check_isolation:
             r = sb.exec("for p in /tests /solution; do [ -e $p ] && echo $p; done; true")
             if r.stdout.strip():
@@ -159,16 +138,11 @@ def trial(task: TerminalTask, image: str, solution: str | None, *,
             timeout = min(task.agent_timeout_sec, SOLVE_TIMEOUT_CAP)
             sb.exec("bash /solution/solve.sh >/tmp/.solve.log 2>&1", timeout=timeout)
             sb.exec("rm -rf /solution")
-        # The agent may have planted a reward or fake tests: empty both before grading.
-        sb.exec("rm -rf /tests /logs/verifier; mkdir -p /logs/verifier /tests")
-        sb.put_files({f"/tests/{k}": v for k, v in task.tests.items()})
-        r = sb.exec(task.test_command, timeout=task.verifier_timeout_sec)
-        reward = _read_reward(sb)
-        if reward is None and "run-tests.sh" in task.test_command:
-            reward = 1.0 if r.ok else 0.0  # TB1 grades the test run itself, not a file
-        detail = ("timed out" if r.timed_out else f"exit {r.exit_code}") + (
-            "" if reward is not None else ", no reward file")
-        return Trial(reward, detail, r.output[-2000:])
+        # The one verifier, as an RL episode grades the same task.
+        v = verify_terminal(sb, task)
+        detail = ("timed out" if v.failure is FailureKind.TIMEOUT else f"exit {v.exit_code}") \
+            + ("" if v.reward is not None else f", {v.reason}")
+        return Trial(v.reward, detail, v.log_tail)
 
 
 def _failure_line(text: str) -> str:

@@ -156,6 +156,15 @@ def test_kill_all_keeps_the_sandbox(sb):
     assert sb.alive()
 
 
+def test_kill_all_reaches_a_daemon_that_cleared_its_environment(sb):
+    # `env -i` drops the marker every exec carries; setsid leaves the exec's session.
+    sb.exec("setsid env -i sh -c 'sleep 302' >/dev/null 2>&1 < /dev/null &")
+    assert sb.exec("pgrep -f 'sleep 30[2]'").stdout.strip()
+    assert sb.kill_all() >= 1
+    assert sb.exec("pgrep -f 'sleep 30[2]'").stdout == ""
+    assert sb.exec("echo still here").stdout == "still here\n" and sb.alive()
+
+
 def test_a_freeze_left_behind_is_thawed_before_the_next_exec(sb):
     # The engine can finish a pause after kill_all stopped waiting for it.
     sb._client.api.pause(sb.id)

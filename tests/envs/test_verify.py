@@ -1,0 +1,128 @@
+"""The one verifier: the same code gets the same verdict through `envfactory eval`, an RL
+episode, validation and synth's gates, on a SWE task and a terminal task; and no flow keeps
+a copy of its parts."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from data import eval_samples
+from envs.api import ApplyPatch, Shell, WriteFile, make
+from envs.models import FailureKind
+from envs.pool import Pool
+from envs.verify import diff_paths, workdir_of
+from harness.evaluate import Prediction, evaluate
+from repolaunch.validate import validate
+from synth.verify import trial
+from tests.envs.test_api import terminal_task
+
+ROOT = Path(__file__).resolve().parents[2]
+# What a prediction that games the hidden tests looks like: it rewrites the test file the
+# test patch is about so that everything passes, and fixes nothing.
+GAMED_TEST = "def test_above():\n    pass\n"
+
+
+def test_diff_paths_and_workdir():
+    patch = ("diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n"
+             "diff --git a/old.py b/new.py\nrename from old.py\nrename to new.py\n")
+    assert diff_paths(patch) == ["a.py", "new.py", "old.py"]
+    assert workdir_of("FROM x\nWORKDIR /a\nRUN true\nworkdir /app\n") == "/app"
+    assert workdir_of("FROM x\n") == "/"
+
+
+def test_no_flow_keeps_its_own_copy_of_the_verifier():
+    """One determinism environment, one reward-file reader, one test-patch application."""
+    own = ROOT / "envs" / "verify.py"
+    patterns = {
+        "a determinism environment": re.compile(r'"PYTHONHASHSEED":\s*"0"'),
+        "a reward-file reader": re.compile(r"/logs/verifier/reward\.(txt|json)\"\s*[,)]"),
+        "a test-patch application": re.compile(r"apply_patch\(\s*(self\.)?task\.test_patch"),
+    }
+    found = []
+    for folder in ("envs", "harness", "repolaunch", "synth", "policy", "envfactory"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if path == own:
+                continue
+            text = path.read_text(encoding="utf-8")
+            found += [f"{path.relative_to(ROOT)}: {what}" for what, pat in patterns.items()
+                      if pat.search(text)]
+    assert found == []
+
+
+@pytest.fixture(scope="module")
+def pyclamp(docker_engine):
+    (built,) = eval_samples.build_tasks(["pyclamp"])
+    return built.task
+
+
+def _episode(task, actions):
+    async def main():
+        async with Pool(max_live=2, spares=0) as pool:
+            env = make(task, pool=pool)
+            await env.reset()
+            for a in actions:
+                await env.step(a)
+            verdict = await env.verify()
+            await env.close()
+            return verdict
+    return asyncio.run(main())
+
+
+def _eval(task, patch, tmp_path):
+    pred = Prediction(instance_id=task.instance_id, model_name_or_path="m", model_patch=patch)
+    (report,) = evaluate([pred], tasks={task.instance_id: task}, runs_dir=tmp_path,
+                         record=False).instances
+    return report
+
+
+def test_a_swe_prediction_gets_one_verdict_everywhere(pyclamp, tmp_path):
+    episode_gamed = _episode(pyclamp, [WriteFile(path="tests/test_clamp.py",
+                                                 content=GAMED_TEST)])
+    gamed = _episode_diff(pyclamp)  # the same change, as a prediction for eval
+    # gold: eval, episode and validation agree
+    assert _eval(pyclamp, pyclamp.patch, tmp_path)["resolved"]
+    assert _episode(pyclamp, [ApplyPatch(patch=pyclamp.patch)]).reward == 1.0
+    checked = validate(pyclamp, pyclamp.env_spec, runs_before=1, runs_after=1, confirm_runs=0)
+    assert checked.verified and set(pyclamp.FAIL_TO_PASS) <= set(checked.fail_to_pass)
+    # a prediction that only rewrites the hidden test file: unresolved in both, and graded
+    # (not a verifier error: the file goes back to the base before the test patch)
+    report = _eval(pyclamp, gamed, tmp_path / "gamed")
+    assert not report["resolved"] and report["failure_kind"] == "NONE", report["reason"]
+    assert episode_gamed.reward == 0.0 and episode_gamed.failure is FailureKind.NONE
+    # nothing: unresolved everywhere, and no infrastructure failure
+    assert _eval(pyclamp, "", tmp_path / "empty")["failure_kind"] == "NONE"
+    assert _episode(pyclamp, []).reward == 0.0
+
+
+def _episode_diff(task) -> str:
+    """The diff an agent that rewrote the test file would submit as its prediction."""
+    async def main():
+        async with Pool(max_live=1, spares=0) as pool:
+            env = make(task, pool=pool)
+            await env.reset()
+            await env.step(WriteFile(path="tests/test_clamp.py", content=GAMED_TEST))
+            res = await env.step(Shell(command="git diff"))
+            await env.close()
+            return res.observation.text.rsplit("\n[exit code", 1)[0] + "\n"
+    return asyncio.run(main())
+
+
+def test_a_terminal_bench_1_task_gets_one_verdict_in_synth_and_in_episodes(base_image):
+    """TB1 grades the run of run-tests.sh itself (no reward file): synth's gates and an RL
+    episode read it the same way."""
+    task = terminal_task(base_image, task_id="tb1-add", test_command="bash /tests/run-tests.sh",
+                         tests={"run-tests.sh": '[ "$(cat /app/answer.txt)" = 7 ]\n'})
+    from envs import images
+
+    image = images.build_context("task-tb1-add", task.dockerfile,
+                                 {p: t.encode() for p, t in task.files.items()}, kind="task",
+                                 log=lambda _m: None)
+    assert trial(task, image, task.solution).reward == 1.0
+    assert trial(task, image, None).reward == 0.0
+    solved = _episode(task.model_copy(update={"image": image}), [Shell(command=task.solution)])
+    assert solved.reward == 1.0 and solved.reason == "reward 1 from exit code 0"
+    assert _episode(task.model_copy(update={"image": image}), []).reward == 0.0
