@@ -33,7 +33,6 @@ import posixpath
 import re
 import select
 import shlex
-import signal
 import socket
 import struct
 import tarfile
@@ -51,6 +50,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from envs import engine
 from envs.config import get_settings
+from envs.hostprocs import host_kill, in_container, proc_stat, proc_state, start_time
 from envs.models import ExecResult, Limits
 
 __all__ = [
@@ -274,103 +274,6 @@ class _ExecStream:
         for thing in (self._sock, self._response):
             with contextlib.suppress(Exception):
                 thing.close()  # type: ignore[union-attr]
-
-
-# --- host-side process control (local engine only) ----------------------------------
-
-
-def _proc_stat(pid: int) -> tuple[int, int] | None:
-    """(ppid, pgrp) of a host process, or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    fields = data[data.rfind(b")") + 2:].split()
-    try:
-        return int(fields[1]), int(fields[2])
-    except (IndexError, ValueError):
-        return None
-
-
-def _start_time(pid: int) -> int:
-    """When a host process started (clock ticks since boot); pids can wrap, this cannot."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-        return int(data[data.rfind(b")") + 2:].split()[19])
-    except (OSError, IndexError, ValueError):
-        return 1 << 62
-
-
-def _proc_state(pid: int) -> str | None:
-    """One-letter state of a host process (R, S, Z, ...), None if it does not exist."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    return data[data.rfind(b")") + 2:][:1].decode("ascii", "replace") or None
-
-
-def _in_container(pid: int, container_id: str) -> bool:
-    try:
-        with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as fh:
-            return container_id in fh.read()
-    except OSError:
-        return False
-
-
-def _has_token(pid: int, token: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as fh:
-            return token in fh.read()
-    except OSError:
-        return False
-
-
-def _host_kill(container_id: str, root_pid: int | None, marker: bytes, *,
-               rounds: int = 10, all_but: frozenset[int] | None = None) -> int:
-    """SIGKILL processes of the container from the host: the descendants and process
-    group of `root_pid`, and every process whose environment contains `marker`
-    (reparented or setsid'd children keep their environment); with `all_but`, every
-    process of the container but those (`setsid env -i` clears the marker too).
-
-    Only processes in the container's cgroup are touched. Returns how many were signalled.
-    """
-    killed = 0
-    for _ in range(rounds):  # repeat: a fork bomb forks while we kill
-        procs: dict[int, tuple[int, int]] = {}
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                st = _proc_stat(int(name))
-                if st is not None:
-                    procs[int(name)] = st
-        targets: set[int] = set()
-        if root_pid and root_pid in procs and _in_container(root_pid, container_id):
-            targets.add(root_pid)
-            pgrp = procs[root_pid][1]
-            targets.update(p for p, (_, g) in procs.items() if g == pgrp)
-        children: dict[int, list[int]] = {}
-        for p, (pp, _) in procs.items():
-            children.setdefault(pp, []).append(p)
-        stack = list(targets)
-        while stack:
-            for c in children.get(stack.pop(), ()):
-                if c not in targets:
-                    targets.add(c)
-                    stack.append(c)
-        targets = {p for p in targets if _in_container(p, container_id)}
-        targets.update(p for p in procs if p not in targets and _in_container(p, container_id)
-                       and (_has_token(p, marker) if all_but is None else p not in all_but))
-        if not targets:
-            break
-        for p in targets:
-            with contextlib.suppress(OSError):
-                os.kill(p, signal.SIGKILL)
-                killed += 1
-        time.sleep(0.02)
-    return killed
 
 
 # --------------------------------------------------------------------------- cleanup
@@ -700,7 +603,7 @@ class Sandbox:
                 pid = int(self._client.api.inspect_container(cid)["State"]["Pid"] or 0)
             except (DockerException, OSError, KeyError, ValueError):
                 pid = 0
-            self._visible = bool(pid) and _in_container(pid, cid) and os.access(
+            self._visible = bool(pid) and in_container(pid, cid) and os.access(
                 f"/proc/{pid}/environ", os.R_OK)
             self._visible_for = cid
             self._init_pid = pid
@@ -712,7 +615,7 @@ class Sandbox:
         if not self.alive():
             return True
         if self._host_visible():
-            state = _proc_state(self._init_pid)
+            state = proc_state(self._init_pid)
             return state is None or state in "ZX"
         end = time.monotonic() + settle_s
         while time.monotonic() < end:
@@ -729,7 +632,7 @@ class Sandbox:
         inside the container, as well as that can. Returns the count, -1 if unknown.
         """
         if self._host_visible():
-            return _host_kill(self.id, root_pid, marker.encode())
+            return host_kill(self.id, root_pid, marker.encode())
         self._run_internal(
             f"for d in /proc/[0-9]*; do grep -qa {shlex.quote(marker)} \"$d/environ\" "
             "2>/dev/null && kill -9 \"${d#/proc/}\" 2>/dev/null; done; true")
@@ -759,27 +662,27 @@ class Sandbox:
         # environment (`setsid env -i`) carries no marker, and must die all the same.
         keep = self._keep_pids()
         try:
-            killed = _host_kill(self.id, None, marker.encode(), rounds=1 if paused else 10,
+            killed = host_kill(self.id, None, marker.encode(), rounds=1 if paused else 10,
                                 all_but=keep)
         finally:
             # Thaw even after a failed pause: a freeze that timed out on our side can still
             # complete in the engine a moment later, so watch a while before trusting it.
             self._thaw(settle=0.0 if paused else 0.5)
-        return killed + _host_kill(self.id, None, marker.encode(), all_but=keep)
+        return killed + host_kill(self.id, None, marker.encode(), all_but=keep)
 
     def _keep_pids(self) -> frozenset[int] | None:
         """Host pids of docker-init and the keepalive (the oldest `sleep infinity` child of
         init); None when they cannot be told apart (then only marked processes die)."""
         if not self._init_pid:
             return None
-        if not self._keepalive_pid or _proc_stat(self._keepalive_pid) is None:
+        if not self._keepalive_pid or proc_stat(self._keepalive_pid) is None:
             kids = []
             for name in os.listdir("/proc"):
                 if name.isdigit():
-                    st = _proc_stat(int(name))
+                    st = proc_stat(int(name))
                     if st is not None and st[0] == self._init_pid:
                         kids.append(int(name))
-            for pid in sorted(kids, key=_start_time):
+            for pid in sorted(kids, key=start_time):
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as fh:
                         if fh.read() == b"sleep\0infinity\0":
@@ -1014,8 +917,22 @@ class Sandbox:
         return PatchResult(False, None, "patch does not apply: " + "; ".join(reasons),
                            "\n".join(logs))
 
-    def diff(self, *, workdir: str | None = None, base: str = "HEAD") -> str:
-        """`git diff --binary` of the work tree against `base`, untracked files included.
+    def changed_paths(self) -> list[str]:
+        """Paths the container added or changed against its image (the engine's diff; its
+        own bookkeeping files included). Deleted paths are not listed."""
+        self._check_open()
+        try:
+            changes = self._client.api.diff(self.id) or []
+        except NotFound as exc:
+            raise self._died("before diff") from exc
+        except (DockerException, OSError) as exc:
+            raise SandboxError(f"cannot list changed paths: {_short(exc)}") from exc
+        return [c["Path"] for c in changes if c.get("Kind") in (0, 1)]
+
+    def diff(self, *, workdir: str | None = None, base: str = "HEAD",
+             max_bytes: int = 1 << 30) -> str:
+        """`git diff --binary` of the work tree against `base`, untracked files included
+        (ignored ones not). SandboxError past `max_bytes`.
 
         Uses a throwaway copy of the index, so the repository's own index is untouched.
         """
@@ -1032,13 +949,14 @@ if ! {_GIT} rev-parse -q --verify "$base^{{commit}}" >/dev/null; then
   if [ "$base" = HEAD ]; then base={_EMPTY_TREE}; else echo "unknown base: $base" >&2; exit 3; fi
 fi
 GIT_INDEX_FILE="$idx" {_GIT} add -A .
-GIT_INDEX_FILE="$idx" {_GIT} diff --cached --binary --no-color --no-ext-diff "$base"
+GIT_INDEX_FILE="$idx" {_GIT} diff --cached --binary --no-color --no-ext-diff --no-textconv \
+  "$base"
 """
-        res = self._sh(script, "diff", workdir=wd, max_output=1 << 30)
+        res = self._sh(script, "diff", workdir=wd, max_output=max_bytes)
         if res.exit_code != 0:
             raise SandboxError(f"diff failed in {wd}: {_first_error(res.stderr or res.stdout)}")
         if res.stdout_truncated:
-            raise SandboxError("diff output too large")
+            raise SandboxError(f"the diff is over {max_bytes >> 20} MiB")
         return res.stdout
 
     # ---------------------------------------------------------------- snapshots

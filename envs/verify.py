@@ -133,21 +133,9 @@ def grading_diff(diff: str, task: SWETask) -> tuple[str, list[str]]:
 
 def agent_diff(sb: Sandbox, commit: str, workdir: str) -> str:
     """Everything the agent changed in the working tree against `commit` (committed or not,
-    untracked files too, ignored ones not), as a binary git diff. A scratch index is used, so
-    the agent's own index is neither read for truth nor disturbed. Raises SandboxError when
-    the changes are too large to carry."""
-    index = "/tmp/.envfactory-grading-index"
-    res = sb.exec(
-        f"set -e; cd {shlex.quote(workdir)}; export GIT_INDEX_FILE={index}; rm -rf {index}; "
-        f"cp .git/index {index} 2>/dev/null || {_GIT} read-tree {shlex.quote(commit)}; "
-        f"{_GIT} add -A . >/dev/null 2>&1 || true; "
-        f"{_GIT} diff --cached --binary --no-color --no-ext-diff --no-textconv "
-        f"{shlex.quote(commit)}; rm -f {index}", timeout=300, max_output=64 << 20)
-    if res.exit_code != 0:
-        raise SandboxError(f"could not read the agent's changes: {last_line(res.output)}")
-    if res.stdout_truncated:
-        raise SandboxError("the agent's changes are over 64 MiB")
-    return res.stdout
+    untracked files too, ignored ones not), as a binary git diff (`Sandbox.diff`). Raises
+    SandboxError when git refuses or the changes are over 64 MiB."""
+    return sb.diff(workdir=workdir, base=commit, max_bytes=64 << 20)
 
 
 def put_test_patch(sb: Sandbox, task: SWETask, commit: str) -> VerifyResult | None:
@@ -260,6 +248,25 @@ def workdir_of(dockerfile: str) -> str:
     return found[-1] if found else "/"
 
 
+# A terminal task's answer is its container, so its tests run there; what they run must
+# still be the image's. Shells and language runtimes (not the task's own deliverables, which
+# may well be new commands) and interpreter start-up hooks, changed by the agent, void the
+# reward: a shim of `bash` or `python3` could write any reward it likes.
+_TOOL_DIRS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/",
+              "/usr/local/sbin/")
+_RUNTIMES = re.compile(r"^(sh|bash|dash|env|timeout|python[0-9.]*|pytest|py\.test|node|npm|"
+                       r"npx|ruby|perl|php|go|java|cargo|uv|uvx)$")
+_START_HOOKS = re.compile(r"(^/etc/ld\.so\.preload$|/(sitecustomize|usercustomize)\.py$|"
+                          r"/site-packages/[^/]+\.pth$|/dist-packages/[^/]+\.pth$)")
+
+
+def tampered_tools(sb: Sandbox) -> list[str]:
+    """Shells, runtimes and interpreter hooks the agent added or changed in its container."""
+    return sorted(p for p in sb.changed_paths()
+                  if _START_HOOKS.search(p) or (p.startswith(_TOOL_DIRS)
+                                                and _RUNTIMES.match(p.rsplit("/", 1)[1])))
+
+
 def grades_by_exit_code(task: TerminalTask) -> bool:
     """Terminal-Bench 1's layout grades the run of run-tests.sh itself, with no reward file."""
     return "run-tests.sh" in task.test_command
@@ -286,6 +293,10 @@ def verify_terminal(sb: Sandbox, task: TerminalTask, *, timeout: float | None = 
     reward is never read), the task's tests are copied in, run, and the reward read."""
     t0 = time.monotonic()
     timeout = timeout or task.verifier_timeout_sec
+    tampered = tampered_tools(sb)
+    if tampered:
+        return failed(FailureKind.MODEL, "the agent changed what the tests run: "
+                      f"{', '.join(tampered[:5])}", duration_s=time.monotonic() - t0)
     res = sb.exec("rm -rf /tests /logs/verifier && mkdir -p /tests /logs/verifier && "
                   "! ls /logs/verifier/* >/dev/null 2>&1", timeout=60)
     if res.exit_code != 0:
