@@ -53,7 +53,7 @@ from envs.actions import (  # noqa: F401  (re-exported: the episode API's action
 )
 from envs.models import FailureKind, SWETask, TerminalTask
 from envs.pool import Pool, Recipe, ResetMode
-from envs.sandbox import Sandbox, SandboxDied, SandboxError
+from envs.sandbox import DiffError, Sandbox, SandboxDied, SandboxError
 from envs.verify import (
     DETERMINISM_ENV,
     VerifyResult,
@@ -525,10 +525,8 @@ class Environment:
         assert self._sb is not None
         try:
             changes = await self.pool.run(self._kind.changes, self._sb)
-        except SandboxDied:
-            raise
-        except SandboxError as exc:  # too large to carry, or git refused: the agent's doing
-            return failed(FailureKind.MODEL, str(exc))
+        except DiffError as exc:  # too large to carry, or git refused: the agent's doing
+            return failed(FailureKind.MODEL, f"the agent's changes cannot be graded: {exc}")
         await self._give_back()
         try:
             self._sb = await self.pool.acquire(await self._ensure_recipe())

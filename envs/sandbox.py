@@ -91,6 +91,11 @@ class SandboxDied(SandboxError):
     """The container is gone or stopped (killed from outside, engine restarted, OOM of init)."""
 
 
+class DiffError(SandboxError):
+    """git could not produce the work tree's diff, or it is over the size asked for (the
+    work tree's doing, not the engine's)."""
+
+
 @dataclass(frozen=True)
 class PatchResult:
     applied: bool
@@ -954,9 +959,9 @@ GIT_INDEX_FILE="$idx" {_GIT} diff --cached --binary --no-color --no-ext-diff --n
 """
         res = self._sh(script, "diff", workdir=wd, max_output=max_bytes)
         if res.exit_code != 0:
-            raise SandboxError(f"diff failed in {wd}: {_first_error(res.stderr or res.stdout)}")
+            raise DiffError(f"diff failed in {wd}: {_first_error(res.stderr or res.stdout)}")
         if res.stdout_truncated:
-            raise SandboxError(f"the diff is over {max_bytes >> 20} MiB")
+            raise DiffError(f"the diff is over {max_bytes >> 20} MiB")
         return res.stdout
 
     # ---------------------------------------------------------------- snapshots

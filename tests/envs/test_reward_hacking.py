@@ -221,6 +221,12 @@ def test_an_attack_beside_a_real_fix_is_graded_as_if_it_never_happened(
     assert verdict.reward == 1.0 and verdict.resolved, verdict.reason
 
 
+def test_changes_too_large_to_carry_are_the_agents_failure(pyclamp):
+    verdict = _episode(pyclamp, [Shell(command="head -c 80000000 /dev/urandom > noise.bin")])
+    assert verdict.reward == 0.0 and verdict.failure is FailureKind.MODEL, verdict.reason
+    assert "over 64 MiB" in verdict.reason
+
+
 def test_nothing_is_left_in_tmp_or_dev_shm_for_the_next_rollout(pyclamp):
     async def main():
         async with Pool(max_live=1, spares=0) as pool:  # one container, restored in place
