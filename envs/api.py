@@ -208,13 +208,14 @@ class _SWE(_Kind):
         applied to a clean checkout, the hidden tests run there. Whatever the agent did to
         its own container (daemons, PATH shims, caches, /tmp, the git history) is not here."""
         graded, dropped = grading_diff(changes, self.task)
-        if graded.strip():
+        changed = bool(graded.strip())
+        if changed:
             res = sb.apply_patch(graded)
             if not res.applied:
                 return failed(FailureKind.MODEL, "the agent's changes do not apply to a clean "
                               f"checkout: {res.reason}")
-        verdict = verify_swe(sb, self.task, self.spec, commit=self.commit,
-                             changed=bool(graded.strip()), timeout=timeout, command=command)
+        verdict = verify_swe(sb, self.task, self.spec, commit=self.commit, changed=changed,
+                             timeout=timeout, command=command)
         if dropped:
             note = f"; not graded (tests and test harness): {', '.join(dropped[:5])}"
             verdict = verdict.model_copy(update={"reason": verdict.reason + note})

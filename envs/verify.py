@@ -134,7 +134,7 @@ def grading_diff(diff: str, task: SWETask) -> tuple[str, list[str]]:
 def agent_diff(sb: Sandbox, commit: str, workdir: str) -> str:
     """Everything the agent changed in the working tree against `commit` (committed or not,
     untracked files too, ignored ones not), as a binary git diff (`Sandbox.diff`). Raises
-    SandboxError when git refuses or the changes are over 64 MiB."""
+    DiffError when git refuses or the changes are over 64 MiB."""
     return sb.diff(workdir=workdir, base=commit, max_bytes=64 << 20)
 
 

@@ -7,8 +7,8 @@
 Procedure. Every run is a fresh sandbox from the env image with the task's base commit
 checked out (``env`` with ``checkout=base_commit``) and the determinism variables pinned
 (`DETERMINISM_ENV`). "Before" runs apply ``test_patch`` only; "after" runs apply
-``patch`` then ``test_patch`` (as eval and episodes do). The suite command runs ``runs_before`` times before and
-``runs_after`` times after. Then ``confirm_runs`` more runs per side re-check the verdict:
+``patch`` then ``test_patch`` (as eval and episodes do). The suite command runs
+``runs_before`` times before and ``runs_after`` times after. Then ``confirm_runs`` more runs per side re-check the verdict:
 just the FAIL_TO_PASS candidates when there are some (with the per-test command when one
 is given, else the suite), the whole suite when there are none (so a flaky test is told
 from a test that never fails); a test that flips in any run of a side is flaky. A per-test run that does not report a
