@@ -73,9 +73,10 @@ SNAPSHOT_OF_LABEL = "envfactory.snapshot-of"  # on snapshot images: the containe
 
 KILL_AFTER_S = 2.0  # `timeout -k`: SIGKILL this long after SIGTERM
 HOST_GRACE_S = 1.5  # host deadline = T + KILL_AFTER_S + HOST_GRACE_S
-DRAIN_IDLE_S = 0.25  # after the process exited, stop reading once the stream is idle this long
+DRAIN_IDLE_S = 0.5  # after the process exited, stop reading once the stream is idle this long
 DRAIN_MAX_S = 2.0  # ... or this long after it exited, whatever orphans still write
 READ_CHUNK = 1 << 18
+_DIFF_END = "--envfactory-diff-end--"  # Sandbox.diff's last line: its output is whole
 INTERNAL_DIR = "/tmp/.envfactory"
 PATCH_TIMEOUT_S = 300.0
 _TOKEN_ENV = "ENVFACTORY_EXEC_TOKEN"  # marks every process of one exec, for the host-side kill
@@ -525,8 +526,10 @@ class Sandbox:
                 if now >= host_deadline:
                     hit_deadline = True
                     break
-                if exited_at is not None and (eof or now - last_data >= DRAIN_IDLE_S
-                                              or now - exited_at >= DRAIN_MAX_S):
+                # Idle counts from the exit or the last data, whichever is later: under load
+                # the output can arrive well after the engine reports the exit.
+                if exited_at is not None and (eof or now - max(last_data, exited_at)
+                                              >= DRAIN_IDLE_S or now - exited_at >= DRAIN_MAX_S):
                     break
                 wait = max(0.0, min(next_poll, host_deadline) - now)
                 if not eof:
@@ -956,13 +959,17 @@ fi
 GIT_INDEX_FILE="$idx" {_GIT} add -A .
 GIT_INDEX_FILE="$idx" {_GIT} diff --cached --binary --no-color --no-ext-diff --no-textconv \
   "$base"
+echo {_DIFF_END}
 """
         res = self._sh(script, "diff", workdir=wd, max_output=max_bytes)
         if res.exit_code != 0:
             raise DiffError(f"diff failed in {wd}: {_first_error(res.stderr or res.stdout)}")
         if res.stdout_truncated:
             raise DiffError(f"the diff is over {max_bytes >> 20} MiB")
-        return res.stdout
+        # An empty diff must mean "no changes", never "the output got lost on the way".
+        if not res.stdout.endswith(_DIFF_END + "\n"):
+            raise SandboxError("the diff's output arrived incomplete (no end marker)")
+        return res.stdout[: -len(_DIFF_END) - 1]
 
     # ---------------------------------------------------------------- snapshots
 

@@ -20,6 +20,7 @@ from docker.errors import NotFound
 from envs.models import Limits
 from envs.sandbox import (
     LABEL,
+    DiffError,
     Sandbox,
     SandboxDied,
     SandboxError,
@@ -475,6 +476,32 @@ def test_diff_includes_untracked_and_keeps_index(sb):
     sb.exec("git stash -u -q", workdir=wd)
     assert sb.apply_patch(d, workdir=wd).method == "git apply"
     assert sb.diff(workdir=wd) == d
+
+
+def test_a_clean_tree_diffs_empty_and_lost_output_is_never_an_empty_diff(sb, monkeypatch):
+    wd = _repo(sb, "clean", {"a.txt": "a\n"})
+    assert sb.diff(workdir=wd) == ""
+    # Output that got lost on its way from the engine (it once did, under load, and an
+    # agent's solved task graded as unchanged) is an infrastructure error.
+    real = sb._sh
+
+    def lossy(script, what, **kw):
+        res = real(script, what, **kw)
+        return res.model_copy(update={"stdout": ""})
+
+    monkeypatch.setattr(sb, "_sh", lossy)
+    with pytest.raises(SandboxError, match="incomplete") as err:
+        sb.diff(workdir=wd)
+    assert not isinstance(err.value, DiffError)  # not the agent's failure
+
+
+def test_output_written_late_is_read_whole(sb):
+    # The exec ends right after printing: its output must all arrive, however late the
+    # engine's stream delivers it relative to the exit.
+    for _ in range(5):
+        res = sb.exec("sleep 0.7; head -c 300000 /dev/zero | tr '\\0' x; echo; echo END")
+        assert res.exit_code == 0 and res.stdout.endswith("END\n")
+        assert len(res.stdout) == 300005
 
 
 def test_diff_errors_outside_git(sb):
