@@ -249,7 +249,7 @@ def grade(
         kind = "infrastructure failure" if failure_kind.is_infrastructure else "run failed"
         reason = f"{kind}: {failure_kind.value}; not graded as resolved"
         resolution = Resolution.NO
-    elif check_exit_code and report and exit_code not in (None, 0) and not report.has_failures:
+    elif check_exit_code and report and exit_code not in (None, 0) and not consistent:
         reason = (
             f"the report shows no failing test but the test command exited {exit_code}; "
             "the report is not trusted"
@@ -275,6 +275,9 @@ def grade(
         reason = "; ".join(parts)
     if report and exit_code == 0 and report.has_failures:
         warnings.append("tests failed although the test command exited 0")
+    elif report and exit_code not in (None, 0) and not report.has_failures and consistent:
+        warnings.append(f"the test command exited {exit_code} with no failing test: a part "
+                        "of the suite failed as a whole (its tests have no results)")
 
     resolved = resolution is Resolution.FULL
     return GradeReport(

@@ -84,7 +84,6 @@ _PASS = frozenset({TestStatus.PASSED, TestStatus.XFAIL})
 _RANK = {TestStatus.PASSED: 0, TestStatus.XFAIL: 1, TestStatus.SKIPPED: 2,
          TestStatus.FAILED: 3, TestStatus.ERROR: 4}
 _FAIL = frozenset({TestStatus.FAILED, TestStatus.ERROR})
-_WHOLE_SUITE = frozenset({"package-failed", "suite-failed"})
 
 
 class RunSummary(BaseModel):
@@ -223,7 +222,7 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
     # nothing reported, whole-suite/package errors, or nothing but errors (pytest stops a
     # session at collection errors, reporting one ERROR per module it could not import).
     only_errors = all(s is TestStatus.ERROR for s in statuses.values())
-    broken = not statuses or (only_errors and (bool(codes & _WHOLE_SUITE)
+    broken = not statuses or (only_errors and (bool(codes & reports.PART_FAILED)
                                                or ran.exit_code not in (0, 1)))
     if not statuses and error is None:
         tail = ran.output.strip().splitlines()[-1:] or [""]
@@ -236,7 +235,7 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
                          exit_code=ran.exit_code, seconds=round(time.monotonic() - t0, 2),
                          counts=counts, build_broken=broken, error=error)
     return _Observed(summary=summary, statuses={} if broken else statuses, partial=per_test,
-                     part_broken=not broken and bool(codes & _WHOLE_SUITE),
+                     part_broken=not broken and bool(codes & reports.PART_FAILED),
                      requested=requested if per_test else [], full_ids=full_ids)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from envs.reports.ids import comparable_id, is_pytest_format, swebench_id
 from envs.reports.registry import (
+    PART_FAILED,
     FormatInfo,
     ParseContext,
     ParsedReport,
@@ -50,6 +51,7 @@ from envs.reports import (  # noqa: F401  isort: skip
 )
 
 __all__ = [
+    "PART_FAILED",
     "FormatInfo",
     "ParseContext",
     "ParsedReport",

@@ -35,6 +35,10 @@ STATUS_RANK: Mapping[TestStatus, int] = MappingProxyType(
     }
 )
 FAILING = frozenset({TestStatus.FAILED, TestStatus.ERROR})
+# Warnings that say a part of the suite failed as a whole, with no per-test result for it
+# (a crate that did not compile, a test binary that aborted, a suite file that threw, a
+# bail-out): such a run exits non-zero although no test it reported failed.
+PART_FAILED = frozenset({"package-failed", "suite-failed", "bail-out", "aborted"})
 
 MAX_WARNINGS = 50  # arbitrary input must not make a report arbitrarily large
 MAX_MESSAGE = 2000
@@ -113,11 +117,20 @@ class ParsedReport:
 
         False when the exit code is non-zero but no test failed or errored (a runner that
         crashed after printing passes, or a patch that prints fake PASSED lines; SWE-bench
-        #620), or when the exit code is 0 but tests failed. True without an exit code.
+        #620) and no warning says a part of the suite failed as a whole (`PART_FAILED`:
+        that explains the exit), or when the exit code is 0 but tests failed. True without
+        an exit code.
         """
         if self.exit_code is None:
             return True
+        if self.exit_code != 0 and not self.has_failures:
+            return self.part_failed
         return (self.exit_code == 0) != self.has_failures
+
+    @property
+    def part_failed(self) -> bool:
+        """A part of the suite failed with no per-test results (see `PART_FAILED`)."""
+        return any(code in PART_FAILED for code in self.warning_codes)
 
     @property
     def warning_codes(self) -> tuple[str, ...]:

@@ -142,6 +142,21 @@ class TestExitCodeCrossCheck:
         g = grade(report(1, f="PASSED", p="PASSED", other="FAILED"), ["f"], ["p"])
         assert g.resolved and g.report_consistent is True and g.exit_code == 1
 
+    def test_a_part_of_the_suite_that_failed_as_a_whole_explains_the_exit(self):
+        # a test binary that aborted before its summary (a crate that did not compile, a
+        # suite file that threw): its tests have no results, the others are trusted
+        crashed = ParsedReport("libtest", tuple(results(f="PASSED", p="PASSED")), 101,
+                               (reports.ReportWarning("package-failed", "ffi crashed"),))
+        g = grade(crashed, ["f"], ["p"])
+        assert g.resolved and g.report_consistent is True
+        assert "failed as a whole" in g.warnings[-1]
+        assert not grade(crashed, ["f", "in_the_crashed_binary"], ["p"]).resolved
+
+    def test_other_warnings_do_not_explain_a_nonzero_exit(self):
+        odd = ParsedReport("libtest", tuple(results(f="PASSED")), 1,
+                           (reports.ReportWarning("truncated", "cut"),))
+        assert not grade(odd, ["f"], []).resolved
+
     def test_the_check_can_be_turned_off(self):
         assert grade(report(1, f="PASSED"), ["f"], [], check_exit_code=False).resolved
 
