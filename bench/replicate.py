@@ -11,8 +11,11 @@ absolute paths in parameters reduced to their last part), PASS_TO_PASS Jaccard (
 gold resolving on the tasks registered, minutes per instance (median, p90), and the failure
 causes counted by their typed reason (`repolaunch.importer.CAUSES`).
 
-Resumable: each finished instance is appended to a state file per system under
-``$ENVFACTORY_HOME/bench/replicate/``; a rerun with the same arguments skips it. The table is
+Resumable: each finished instance is appended to a state file per dataset and system under
+``--state-dir`` (default ``$ENVFACTORY_HOME/bench/replicate/``); a rerun skips it, whatever
+sample or ``-i`` selected it the first time (a row is one instance's measurement), so a
+sample can be measured over several sittings, and machines, with a state directory kept
+between them. The table is
 printed and written to ``docs/replication.md`` (``--out``) as this dataset's section (between
 ``<!-- replicate:<dataset> -->`` markers); other datasets' sections and the hand-written part
 headed "Reading the figures" are kept. A dataset of several languages gets a table per
@@ -407,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "replication.md")
     ap.add_argument("--no-write", action="store_true", help="print only")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--state-dir", type=Path, default=None,
+                    help="where finished instances are kept (default "
+                         "$ENVFACTORY_HOME/bench/replicate)")
     ap.add_argument("--keep-images", action="store_true",
                     help="keep each instance's env image (removed once measured by default)")
     args = ap.parse_args(argv)
@@ -420,8 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.instance_id:
         usable = [t for t in usable if t.instance_id in set(args.instance_id)]
     tasks = pick(usable, args.sample, args.seed)
-    key = f"{args.dataset.stem}-n{args.sample or 'all'}-s{args.seed}"
-    state_dir = get_settings().home / "bench" / "replicate"
+    key = args.dataset.stem
+    state_dir = args.state_dir or get_settings().home / "bench" / "replicate"
     state_dir.mkdir(parents=True, exist_ok=True)
     log(f"{len(tasks)} instance(s) of {len({t.repo for t in tasks})} repositories; state in "
         f"{state_dir}/{key}-*.jsonl")

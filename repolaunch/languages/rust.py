@@ -16,9 +16,10 @@ the whole workspace. Each package runs from its own directory, output of all of 
 concatenated, and the exit status is the worst one.
 
 Toolchain by era: Debian's rustc (1.48 on bullseye, 1.63 on bookworm, 1.85 on trixie); no
-rustup here. A committed lock file of format 1-3 with nothing to fetch is the project's own
-era: the default suite first. Cargo before 1.68 reads crates.io's index from GitHub, which
-cannot be reached here, so crates to fetch, no lock file (crates resolved today), a
+rustup here. A committed lock file of format 1-3 is the project's own era: the default
+suite first. Cargo before 1.68 reads crates.io's index from GitHub, which cannot be reached
+here, so the crates such a lock file pins are vendored from static.crates.io (checked
+against its checksums) into a directory source. No lock file (crates resolved today), a
 version-4 lock file, a ``rust-version`` past bookworm's rustc or edition 2024 start on
 trixie, whose Cargo picks crate versions that fit the toolchain
 (``incompatible-rust-versions = "fallback"``). A
@@ -157,6 +158,83 @@ sys.exit(worst)
 '''
 
 
+# Crates for a toolchain older than the sparse index (cargo < 1.68 reads crates.io's index
+# from GitHub, which cannot be reached here): every registry package the lock file pins is
+# downloaded from static.crates.io, checked against the lock's checksum and unpacked into a
+# directory source that replaces crates.io. Exit 3: nothing to vendor (no lock file, or no
+# registry package in it). Git dependencies are left to cargo.
+VENDOR = "/opt/envfactory/cargo-vendor"
+_VENDOR_SOURCE = r"""#!/usr/bin/env python3
+import concurrent.futures, hashlib, io, json, os, re, sys, tarfile, time, urllib.request
+
+CRATES_IO = "registry+https://github.com/rust-lang/crates.io-index"
+try:
+    with open("Cargo.lock", encoding="utf-8", errors="replace") as fh:
+        lock = fh.read()
+except OSError:
+    sys.exit(3)
+pins, table, cur = {}, None, {}
+
+def close(entry):
+    if entry.get("source") == CRATES_IO and entry.get("name") and entry.get("version"):
+        pins[(entry["name"], entry["version"])] = entry.get("checksum")
+
+for line in lock.splitlines() + ["[end]"]:
+    if line.startswith("["):
+        if table == "package":
+            close(cur)
+        table, cur = line.strip("[] \t"), {}
+        continue
+    m = re.match(r'^(name|version|source|checksum) = "([^"]*)"', line)
+    if table == "package" and m:
+        cur[m.group(1)] = m.group(2)
+    m = re.match(r'^"checksum (\S+) (\S+) \(([^)]*)\)" = "([0-9a-f]{64})"', line)
+    if table == "metadata" and m and m.group(3) == CRATES_IO:  # lock format 1
+        pins[(m.group(1), m.group(2))] = m.group(4)
+if not pins:
+    sys.exit(3)
+home = os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
+vendor = os.path.join(home, "vendor")
+os.makedirs(vendor, exist_ok=True)
+
+def get(key):
+    name, version = key
+    dest = os.path.join(vendor, "%s-%s" % (name, version))
+    if os.path.isfile(os.path.join(dest, ".cargo-checksum.json")):
+        return None
+    url = "https://static.crates.io/crates/%s/%s-%s.crate" % (name, name, version)
+    for attempt in range(4):
+        try:
+            data = urllib.request.urlopen(url, timeout=120).read()
+            break
+        except Exception as exc:
+            if attempt == 3:
+                return "%s %s: %s" % (name, version, exc)
+            time.sleep(2 * (attempt + 1))
+    sha = hashlib.sha256(data).hexdigest()
+    if pins[key] and sha != pins[key]:
+        return "%s %s: checksum %s, the lock file says %s" % (name, version, sha, pins[key])
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            if member.name.startswith("/") or ".." in member.name.split("/") \
+                    or not (member.isfile() or member.isdir()):
+                continue
+            tar.extract(member, vendor)
+    with open(os.path.join(dest, ".cargo-checksum.json"), "w") as fh:
+        json.dump({"files": {}, "package": sha}, fh)
+    return None
+
+with concurrent.futures.ThreadPoolExecutor(8) as pool:
+    errors = [e for e in pool.map(get, sorted(pins)) if e]
+if errors:
+    sys.exit("envfactory: %d crate(s) could not be vendored: %s" % (len(errors), "; ".join(errors[:5])))
+with open(os.path.join(home, "config.toml"), "w") as fh:
+    fh.write('[source.crates-io]\nreplace-with = "envfactory-vendor"\n\n'
+             '[source.envfactory-vendor]\ndirectory = "%s"\n' % vendor)
+print("envfactory: %d crates vendored from static.crates.io" % len(pins))
+"""
+
+
 def _rustc_wanted(repo: Path, manifest: dict) -> tuple[int, int] | None:
     """The rustc the manifest or the toolchain file asks for, as (major, minor)."""
     pkg = manifest.get("package") if isinstance(manifest.get("package"), dict) else {}
@@ -211,12 +289,13 @@ def choose_suite(repo: Path, manifest: dict) -> tuple[str | None, str]:
         return NEW_SUITE, "edition 2024"
     if lock is None:
         return NEW_SUITE, "no Cargo.lock: crates resolve as of today, so today's toolchain"
-    if _has_dependencies(repo, manifest):
-        # cargo before 1.68 reads crates.io's index as a git repository on GitHub, which
-        # cannot be reached here; the sparse index (HTTPS to index.crates.io) can
-        return NEW_SUITE, "crates to fetch: the sparse crates.io index needs cargo 1.68+"
     if lock >= 4:
         return NEW_SUITE, "Cargo.lock format 4 (cargo 1.78 or newer)"
+    if _has_dependencies(repo, manifest):
+        # cargo before 1.68 reads crates.io's index from GitHub, which cannot be reached
+        # here: the crates the lock file pins are vendored from static.crates.io instead
+        return None, f"Cargo.lock format {lock}, its crates vendored: the default suite's " \
+                     "toolchain"
     return None, f"Cargo.lock format {lock}: the default suite's toolchain"
 
 
@@ -341,18 +420,23 @@ def step_down(name: str, version: str) -> str:
 # A registry crate newer than the toolchain: it uses a feature stabilized after this rustc
 # (E0658) and declares no rust-version the resolver could have kept it back by. Crates
 # are resolved today when there is no lock file, so the crate steps down a release.
-@rule(r"^error\[E0658\][^\n]*\n\s*--> \S*/registry/src/[^/\s]+/"
+@rule(r"^error\[E0658\][^\n]*\n\s*--> \S*/(registry/src/[^/\s]+|vendor)/"
       r"([A-Za-z0-9_-]+?)-(\d+\.\d+\.\d+[^/\s]*)/", "setup,test")
 def _crate_too_new(m, plan, phase, step):
-    if plan.language is Language.RUST:
-        yield Action("shell", step_down(m.group(1), m.group(2)),
-                     f"{m.group(1)} {m.group(2)} needs a newer rustc: an earlier release")
+    if plan.language is not Language.RUST:
+        return
+    if m.group(1) == "vendor":  # pinned by the lock file: the project wants a newer rustc
+        yield from suites_towards(plan, "newer", f"{m.group(2)} {m.group(3)} (locked) needs "
+                                  "a newer rustc")
+    else:
+        yield Action("shell", step_down(m.group(2), m.group(3)),
+                     f"{m.group(2)} {m.group(3)} needs a newer rustc: an earlier release")
 
 
 # An error inside a crate from the registry (not the project's own code): old crate code
 # that a newer rustc no longer accepts, so an older toolchain. (A feature not yet stable,
 # E0658, is the opposite: the crate is too new; see above.)
-@rule(r"^error(?:\[E(?!0658)\d+\])?: [^\n]*\n\s*--> \S*/registry/src/", "setup,test")
+@rule(r"^error(?:\[E(?!0658)\d+\])?: [^\n]*\n\s*--> \S*/(?:registry/src|vendor)/", "setup,test")
 def _crate_too_old(m, plan, phase, step):
     if plan.language is Language.RUST:
         yield from suites_towards(plan, "older", "a registry crate no longer compiles")
@@ -385,7 +469,10 @@ class RustPlugin:
         setup = (
             f"mkdir -p /opt/envfactory && cat > {RUNNER} <<'ENVFACTORY_RUNNER'\n"
             f"{_RUNNER_SOURCE}ENVFACTORY_RUNNER\nchmod +x {RUNNER} && rustc --version",
-            "cargo fetch",
+            f"cat > {VENDOR} <<'ENVFACTORY_VENDOR'\n{_VENDOR_SOURCE}ENVFACTORY_VENDOR\n"
+            # vendored crates first; a lock file they do not satisfy falls back to crates.io
+            f"if python3 {VENDOR} && cargo fetch; then :; else "
+            f'rm -f "$CARGO_HOME/config.toml"; cargo fetch; fi',
             f"cargo test{workspace} --no-run",
         )
         return Plan(

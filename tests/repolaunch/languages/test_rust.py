@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from envs.models import Language
 from repolaunch import languages
 from repolaunch.detect import detect
@@ -59,7 +61,7 @@ def test_the_plan_fetches_and_compiles_at_build_and_runs_offline(tmp_path: Path)
     repo = _crate(tmp_path)
     plan = languages.plan(repo, detect(repo))
     assert plan.image_family == "rust" and plan.report_format == "libtest"
-    assert "cargo fetch" in plan.setup_steps
+    assert any(s.rstrip().endswith("cargo fetch; fi") for s in plan.setup_steps)
     assert any(s.startswith("cargo test") and s.endswith("--no-run") for s in plan.setup_steps)
     assert "--offline" in plan.check_command
     assert plan.env["RUSTFLAGS"] == "-Awarnings"
@@ -163,18 +165,76 @@ def test_toolchain_errors_move_the_era(tmp_path: Path) -> None:
     assert "cargo" in action.value and "--precise" in action.value
 
 
-def test_crates_to_fetch_need_the_sparse_index(tmp_path: Path) -> None:
-    """cargo before 1.68 asks GitHub for crates.io's index, which cannot be reached here:
-    a locked crate with registry dependencies builds on trixie; one without, on the default."""
-    lock = ('version = 3\n\n[[package]]\nname = "units"\nversion = "0.1.0"\n'
-            'dependencies = ["memchr"]\n\n[[package]]\nname = "memchr"\nversion = "2.5.0"\n'
-            'source = "registry+https://github.com/rust-lang/crates.io-index"\n')
-    repo = _crate(tmp_path / "deps", MANIFEST + '\n[dependencies]\nmemchr = "2"\n', lock)
-    assert languages.plan(repo, detect(repo)).suite == "trixie"
-    plan = languages.plan(repo, detect(repo)).model_copy(update={"suite": "bookworm"})
+ITOA_LOCK = ('version = 3\n\n[[package]]\nname = "itoa"\nversion = "1.0.9"\n'
+             'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+             'checksum = "af150ab688ff2122fcef229be89cb50dd66af9e01a4ff320cc137eecc9bacc38"\n\n'
+             '[[package]]\nname = "units"\nversion = "0.1.0"\ndependencies = [\n "itoa",\n]\n')
+ITOA_MANIFEST = MANIFEST + '\n[dependencies]\nitoa = "=1.0.9"\n'
+
+
+def test_locked_crates_are_vendored_for_the_default_toolchain(tmp_path: Path) -> None:
+    """cargo before 1.68 asks GitHub for crates.io's index, which cannot be reached here: the
+    crates a lock file pins are vendored from static.crates.io, so the project's own era's
+    toolchain (the default suite) builds it; a build that still wants the index (a lock
+    file the manifest outgrew) moves to trixie."""
+    repo = _crate(tmp_path / "deps", ITOA_MANIFEST, ITOA_LOCK)
+    plan = languages.plan(repo, detect(repo))
+    assert plan.suite is None and "vendored" in plan.notes[0]
+    assert any(rust.VENDOR in step for step in plan.setup_steps)
+    on_bookworm = plan.model_copy(update={"suite": "bookworm"})
     out = "error: failed to fetch\nCaused by:\n  Unable to update registry `crates-io`\n"
-    assert [(a.kind, a.value) for a in diagnose(out, plan=plan, phase="setup")] == \
+    assert [(a.kind, a.value) for a in diagnose(out, plan=on_bookworm, phase="setup")] == \
         [("suite", "trixie")]
+    # a locked crate too new for this rustc: the project wants a newer toolchain
+    too_new = ("error[E0658]: use of unstable library feature\n"
+               "  --> /opt/envfactory/cargo/vendor/itoa-1.0.9/src/lib.rs:1:1\n")
+    assert [(a.kind, a.value) for a in diagnose(too_new, plan=on_bookworm, phase="setup")] \
+        == [("suite", "trixie")]
+
+
+def test_the_vendor_script_reads_every_lock_format(tmp_path: Path) -> None:
+    body = rust._VENDOR_SOURCE
+    probe = body.split("home = ")[0] + "\nprint(sorted(pins.items()))\n"
+    sha = "a" * 64
+    v1 = ('[[package]]\nname = "units"\nversion = "0.1.0"\n\n[[package]]\nname = "memchr"\n'
+          'version = "2.0.1"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\n'
+          '\n[[package]]\nname = "own"\nversion = "0.2.0"\n'
+          'source = "git+https://github.com/x/own#abc"\n\n[metadata]\n'
+          f'"checksum memchr 2.0.1 (registry+https://github.com/rust-lang/crates.io-index)" = "{sha}"\n')
+    for lock, want in ((v1, [(("memchr", "2.0.1"), sha)]),
+                       (ITOA_LOCK, [(("itoa", "1.0.9"), ITOA_LOCK.split('checksum = "')[1][:64])])):
+        (tmp_path / "Cargo.lock").write_text(lock)
+        out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                             text=True, check=True).stdout
+        assert out.strip() == repr(want)
+    (tmp_path / "Cargo.lock").write_text('version = 3\n\n[[package]]\nname = "units"\n'
+                                         'version = "0.1.0"\n')
+    none = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, capture_output=True)
+    assert none.returncode == 3  # nothing to vendor: cargo fetches (nothing) itself
+
+
+@pytest.mark.docker
+@pytest.mark.network
+def test_a_locked_crate_with_a_registry_dependency_builds_on_the_default_suite(
+        tmp_path: Path, docker_engine, tmp_home) -> None:
+    from repolaunch import build
+
+    repo = _crate(tmp_path / "itoa", ITOA_MANIFEST, ITOA_LOCK)
+    write_files(repo, {"src/lib.rs": "pub fn f() -> u8 { 1 }\n",
+                       "tests/io.rs": "#[test]\nfn formats() {\n"
+                                      "    assert_eq!(itoa::Buffer::new().format(42u8), \"42\");\n}\n"})
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "crate"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    result = build.launch(repo)
+    assert result.ok, result.failure
+    assert result.plan.suite in (None, "bookworm")
+    assert {r.test_id: r.status.value for r in result.results} == {"formats": "PASSED"}
+    from envs.instance import open_instance
+
+    with open_instance(result.env) as sb:  # the crate came from the vendored directory
+        assert "envfactory-vendor" in sb.exec(f"cat {rust.CARGO_HOME}/config.toml").stdout
+        assert sb.exec(f"test -f {rust.CARGO_HOME}/vendor/itoa-1.0.9/Cargo.toml").exit_code == 0
 
 
 def test_the_step_down_finds_what_needs_a_crate_in_the_lock_file(tmp_path: Path) -> None:
