@@ -291,6 +291,11 @@ def figures(rows: list[InstanceReport], gold: dict[str, bool] | None) -> dict[st
         "f2p_identical": sum(r.fail_to_pass is not None and r.fail_to_pass.relation == "exact"
                              for r in rows),
         "p2p_jaccard_median": round(statistics.median(jac), 3) if jac else None,
+        # ours holds every test of theirs (we may run more: a whole file where their spec
+        # ran a few names)
+        "p2p_covers": sum(r.pass_to_pass is not None and r.pass_to_pass.relation in
+                          ("exact", "superset") for r in rows),
+        "p2p_compared": len(jac),
         "minutes_median": round(statistics.median(minutes), 1) if minutes else None,
         "minutes_p90": round(_pct(minutes, 90), 1) if minutes else None,
     }
@@ -307,13 +312,15 @@ def _rate(k: int, n: int) -> str:
 
 def _table(groups: dict[str, dict[str, Any]], naive: dict[str, dict[str, Any]] | None,
            first: str) -> list[str]:
-    lines = [f"| {first} | n | built | ran | F2P identical | P2P J | gold | min (med / p90) |"
+    lines = [f"| {first} | n | built | ran | F2P identical | P2P J | P2P ⊇ | gold | "
+             "min (med / p90) |"
              + (" naive: built | ran | F2P identical | P2P J | min (med) |" if naive else ""),
-             "|---|---|---|---|---|---|---|---|" + ("---|---|---|---|---|" if naive else "")]
+             "|---|---|---|---|---|---|---|---|---|" + ("---|---|---|---|---|" if naive else "")]
     for name, f in groups.items():
         cells = [f"**{name}**" if name == "total" else name, str(f["n"]),
                  _rate(f["built"], f["n"]), _rate(f["tests_ran"], f["n"]),
                  _rate(f["f2p_identical"], f["n"]), str(f["p2p_jaccard_median"]),
+                 f"{f.get('p2p_covers', 0)}/{f.get('p2p_compared', 0)}",
                  f"{f.get('gold_resolved', 0)}/{f.get('registered', 0)}",
                  f"{f['minutes_median']} / {f['minutes_p90']}"]
         if naive:
@@ -337,7 +344,9 @@ def markdown(groups: dict[str, dict[str, Any]], naive: dict[str, dict[str, Any]]
              "*ran*: some test run reported per-test results; *F2P identical*: our "
              "FAIL_TO_PASS equals the dataset's (ids compared as SWE-bench's parser writes "
              "them, absolute paths in parameters reduced to their last part); *P2P J*: "
-             "median Jaccard of PASS_TO_PASS; *gold*: the reference patch resolves, evaluated "
+             "median Jaccard of PASS_TO_PASS; *P2P ⊇*: instances whose PASS_TO_PASS holds "
+             "every test of the dataset's (a superset where we ran more of the test file "
+             "than the dataset's own command did); *gold*: the reference patch resolves, evaluated "
              "by `envfactory eval`'s harness on the tasks registered; minutes per instance "
              "on this 2-core machine (median / p90).", "",
              *_table(groups, naive, "repository")]

@@ -49,6 +49,19 @@ def test_a_dataset_of_several_languages_gets_a_table_per_language() -> None:
     assert "| rust | 1 | 1/1 (100%) | 1/1 (100%) | 0/1 (0%) |" in text
 
 
+def test_a_pass_to_pass_that_holds_all_of_theirs_is_counted_apart_from_jaccard() -> None:
+    more = Agreement(relation="superset", ours=90, theirs=17, both=17)
+    less = Agreement(relation="subset", ours=10, theirs=17, both=10)
+    rows = [_row("a/x", "rust", exact=True, minutes=1) for _ in range(2)]
+    rows = [rows[0].model_copy(update={"pass_to_pass": more}),
+            rows[1].model_copy(update={"pass_to_pass": less})]
+    f = replicate.figures(rows, None)
+    assert (f["p2p_covers"], f["p2p_compared"]) == (1, 2)
+    text = replicate.markdown(replicate.by_repo(rows, None), None, Counter(), None,
+                              command="c", notes=[], dataset="ml")
+    assert "| P2P ⊇ |" in text and "| 1/2 |" in text
+
+
 def test_each_dataset_keeps_its_own_section_and_the_notes_stay(tmp_path: Path) -> None:
     doc = tmp_path / "replication.md"
     doc.write_text(f"# Replication\n\nintro\n\n{replicate.NOTES_HEADING}\n\nhand-written\n")
