@@ -103,6 +103,19 @@ class Builder:
                 if action.kind in ("shell", "setup"):
                     self.extra_setup.append(action.value)
                 return None
+            if action.kind == "setup" and res.exit_code != 0 and depth < 2:
+                # The new step fails on its own (a build step with no `make` here): what it
+                # lacks is diagnosed in turn, and it stays once it and the retry pass.
+                at = len(self.extra_setup)
+                why = self.fix(sb, self.last_output, "setup",
+                               lambda v=action.value: self.run(sb, "action", v, "retry")
+                               .exit_code == 0 and retry(), step=action.value, depth=depth + 1)
+                if why is None:
+                    self.extra_setup.append(action.value)
+                    return None
+                if why.startswith("suite:"):
+                    return why
+                del self.extra_setup[at:]
             half = action.kind == "replace" or (action.kind in ("shell", "setup")
                                                 and res.exit_code == 0)
             if half and depth < 2:

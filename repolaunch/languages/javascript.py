@@ -49,7 +49,12 @@ from typing import Any
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree
 from repolaunch.diagnose import Action, apt_action, rule, suites_towards
-from repolaunch.languages import Plan, Traits, register
+from repolaunch.languages import (
+    Plan,
+    Traits,
+    javascript_served,  # noqa: F401  registers its rule
+    register,
+)
 from repolaunch.languages import javascript_karma as karma
 from repolaunch.languages.javascript_detect import (
     builds_first,
@@ -154,6 +159,15 @@ def yarn_berry(repo: Path) -> str | None:
     return None
 
 
+def yarn_on_path(berry: str) -> str:
+    """A setup step: `yarn` on PATH runs the repository's own Yarn 2+ (as corepack would),
+    unless the image has one."""
+    run = f'node "$(pwd)"/{berry[len("node "):]}' if berry.startswith("node ") else berry
+    return ("command -v yarn >/dev/null || { printf '#!/bin/sh\\nexec env %s %s \"$@\"\\n' "
+            f"'{BERRY_ENV}' \"{run.replace(chr(34), chr(92) + chr(34))}\" > /usr/local/bin/yarn "
+            "&& chmod +x /usr/local/bin/yarn; }")
+
+
 def setup_steps(repo: Path, detection: Detection) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(steps, notes) for installing the dependencies."""
     flags = "--no-audit --no-fund"
@@ -168,8 +182,9 @@ def setup_steps(repo: Path, detection: Detection) -> tuple[tuple[str, ...], tupl
             ("pnpm-lock.yaml pins versions",)
     berry = yarn_berry(repo) if (repo / "yarn.lock").is_file() else None
     if berry:
-        return (f"{BERRY_ENV} {berry} install",), \
-            ("yarn.lock of Yarn 2+: the repository's own Yarn installs it",)
+        return (f"{BERRY_ENV} {berry} install", yarn_on_path(berry)), \
+            ("yarn.lock of Yarn 2+: the repository's own Yarn installs it, and is `yarn` on "
+             "PATH for the scripts that call it (a build step)",)
     if (repo / "yarn.lock").is_file():
         return ("npx --yes yarn@1 install --frozen-lockfile --ignore-engines --non-interactive",), \
             ("yarn.lock pins versions",)
@@ -476,6 +491,7 @@ def make_plan(repo: Path, detection: Detection, language: Language,
         report_path=report,
         per_test_command=prelude + per_test if per_test else "",
         scope_command=prelude + scope if scope else "",
+        check_command=unbuilt_check(prelude + per_test) if per_test else "",
         env=env,
         dependency_files=DEPENDENCY_FILES,
         notes=notes,
@@ -521,8 +537,22 @@ def _native_module_era(m, plan, phase, step):
                                   "against this Node.js (its V8 API is newer)")
 
 
-@rule(r"Cannot find module '[^']*/(?:dist|build|lib|out)/[^']*'|"
-      r"Error: Cannot find module '\.\./(?:dist|build|lib)", "test")
+# The tests import what a build step writes (a monorepo's packages/*/lib, a dist/): seen
+# at build time by the check (`unbuilt_check`, on the test patch's files), else in a test run.
+UNBUILT = (r"Cannot find module '[^']*/(?:dist|build|lib|out)/[^']*'|"
+           r"Error: Cannot find module '\.\./(?:dist|build|lib)")
+
+
+def unbuilt_check(per_test: str) -> str:
+    """The check at build time: the test files run (pass or fail, as they may at the base
+    commit); it fails only when they cannot load what a build step writes."""
+    log = f"{REPORT_DIR}-check.log"
+    grep = UNBUILT.replace("\\.", "[.]").replace("(?:", "(")
+    return (f"( {per_test} ) > {log} 2>&1; tail -c 20000 {log}; "
+            f"! grep -qE {shlex.quote(grep)} {log}")
+
+
+@rule(UNBUILT, "setup,test")
 def _build_step(m, plan, phase, step):
     if plan.language.value in ("javascript", "typescript"):
         yield Action("setup", "npm run build --if-present", "a build step is missing")

@@ -491,7 +491,8 @@ def test_yarn_2_and_later_install_with_the_repositorys_own_yarn(tmp_path):
     (tmp_path / ".yarn" / "releases").mkdir(parents=True)
     (tmp_path / ".yarn" / "releases" / "yarn-3.5.0.cjs").write_text("")
     (tmp_path / ".yarnrc.yml").write_text("nodeLinker: pnp\nyarnPath: .yarn/releases/yarn-3.5.0.cjs\n")
-    (step,) = js.JavaScriptPlugin().plan(tmp_path, det).setup_steps
+    step, on_path = js.JavaScriptPlugin().plan(tmp_path, det).setup_steps
+    assert on_path == js.yarn_on_path("node .yarn/releases/yarn-3.5.0.cjs")
     assert step.endswith("node .yarn/releases/yarn-3.5.0.cjs install")
     assert "YARN_NODE_LINKER=node-modules" in step and "--frozen-lockfile" not in step
     plain = tmp_path / "classic"
@@ -509,3 +510,54 @@ def test_pnpm_is_the_repositorys_own_and_a_foreign_lock_is_re_resolved(tmp_path)
         .setup_steps
     assert step == ("npx --yes pnpm@9.7.1 install --frozen-lockfile || "
                     "npx --yes pnpm@9.7.1 install --no-frozen-lockfile")
+
+
+def test_tests_that_need_a_build_step_are_found_at_build_time(tmp_path):
+    """The check runs the test patch's files at build time: tests that fail are fine (they
+    may, before the fix); tests that cannot load what a build step writes (a monorepo's
+    packages/*/lib) fail the check, and the diagnosis adds the build step."""
+    import subprocess
+
+    from repolaunch.diagnose import diagnose
+
+    plan = _plan_for(tmp_path, {"name": "x", "scripts": {"test": "jest"}}, "jest")
+    assert plan.check_command and "{tests}" in plan.check_command
+    unbuilt = ("FAIL packages/core/test/a.js\n  ● Test suite failed to run\n\n    Error "
+               "[ERR_MODULE_NOT_FOUND]: Cannot find module '/testbed/packages/core/lib/"
+               "index.js' imported from /testbed/packages/core/test/a.js\n")
+    for output, code, ok in ((unbuilt, 1, False), ("Tests: 1 failed, 3 passed\n", 1, True),
+                             ("Tests: 4 passed\n", 0, True)):
+        runner = f"printf %s {shlex.quote(output)}; exit {code}"
+        check = js.unbuilt_check(runner).replace("/tmp/envfactory-tests", str(tmp_path / "r"))
+        res = subprocess.run(["bash", "-c", check], capture_output=True, text=True)
+        assert (res.returncode == 0) is ok and output.strip() in res.stdout
+    got = [(a.kind, a.value) for a in diagnose(unbuilt, plan=plan, phase="setup")]
+    assert ("setup", "npm run build --if-present") in got
+
+
+def test_a_yarn_2_repository_gets_its_own_yarn_on_path(tmp_path):
+    """Scripts call `yarn` (a build step: `make build` runs `yarn gulp build`): after the
+    install, `yarn` runs the repository's own release, with the same settings."""
+    import os
+    import subprocess
+
+    (tmp_path / "package.json").write_text('{"name": "x"}')
+    (tmp_path / "yarn.lock").write_text("__metadata:\n  version: 6\n")
+    (tmp_path / ".yarnrc.yml").write_text("yarnPath: .yarn/releases/yarn-3.5.0.cjs\n")
+    (tmp_path / ".yarn/releases").mkdir(parents=True)
+    (tmp_path / ".yarn/releases/yarn-3.5.0.cjs").write_text("")
+    steps, _ = js.setup_steps(tmp_path, Detection(primary=Language.JAVASCRIPT))
+    assert steps[1] == js.yarn_on_path("node .yarn/releases/yarn-3.5.0.cjs")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "node").write_text('#!/bin/sh\necho "node $* linker=$YARN_NODE_LINKER"\n')
+    (bindir / "node").chmod(0o755)
+    shim = bindir / "yarn"
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    subprocess.run(["sh", "-c", steps[1].replace("/usr/local/bin/yarn", str(shim))],
+                   cwd=tmp_path, env=env, check=True)
+    out = subprocess.run([str(shim), "gulp", "build"], cwd=tmp_path / ".yarn", env=env,
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == (f"node {tmp_path}/.yarn/releases/yarn-3.5.0.cjs gulp build "
+                           "linker=node-modules")
+    assert os.access(shim, os.X_OK)

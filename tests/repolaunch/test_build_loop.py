@@ -1,0 +1,52 @@
+"""The diagnose-and-retry loop on a real build container: an added setup step that fails on
+its own has its own failure diagnosed, and stays, in order, once it passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envs.models import Language
+from envs.sandbox import Sandbox
+from repolaunch import build, diagnose
+from repolaunch.build_loop import Builder
+from repolaunch.diagnose import Action
+from repolaunch.languages import Plan
+
+pytestmark = [pytest.mark.docker, pytest.mark.network]
+
+BUILD_STEP = "make -f /tmp/build.mk && test -f /tmp/built"
+
+
+@pytest.fixture()
+def needs_a_build_step(monkeypatch):
+    """A rule of this test's own: its signature asks for a build step that runs `make`."""
+    def build_missing(m, plan, phase, step):
+        yield Action("setup", BUILD_STEP, "a build step is missing")
+
+    rules = list(diagnose._RULES)
+    rules.insert(0, (diagnose.re.compile(r"^the build output is missing$", diagnose.re.M),
+                     "setup", build_missing))
+    monkeypatch.setattr(diagnose, "_RULES", rules)
+
+
+def test_a_setup_step_that_fails_on_its_own_is_diagnosed_in_turn(needs_a_build_step,
+                                                                    base_image):
+    plan = Plan(language=Language.C, image_family="base", build_system="make",
+                test_framework="", setup_steps=(), test_command="true", report_format="tap")
+    b = Builder("loop", Path("."), plan, None, 8, lambda m: None)
+    with Sandbox.start(base_image, network=True, workdir="/tmp", limits=build.BUILD_LIMITS,
+                       cap_add=build.BUILD_CAPS) as sb:
+        sb.put_file("/tmp/build.mk", "all:\n\ttouch /tmp/built\n")
+        assert sb.exec("command -v make").exit_code != 0  # the base image has no make
+        check = "test -f /tmp/built || { echo 'the build output is missing'; exit 1; }"
+        first = b.run(sb, "setup", check)
+        assert first.exit_code == 1
+        why = b.fix(sb, first.output, "setup",
+                    lambda: b.run(sb, "setup", check, "retry").exit_code == 0, step=check)
+        assert why is None, [(a.phase, a.command, a.output_tail[-200:]) for a in b.transcript]
+        # make came first (its own diagnosis), then the build step that needed it
+        assert len(b.extra_setup) == 2
+        assert "apt-get install" in b.extra_setup[0] and b.extra_setup[0].endswith(" make")
+        assert b.extra_setup[1] == BUILD_STEP
