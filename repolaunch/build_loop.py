@@ -63,6 +63,17 @@ class Builder:
         self.last_output = res.output
         return res
 
+    def keep(self, action: dx.Action, at: int | None = None) -> None:
+        """An action that helped stays in the environment's setup. A "build" action (the
+        tests read what it writes) also runs before every test run, so a patch is built."""
+        self.extra_setup.insert(len(self.extra_setup) if at is None else at, action.value)
+        if action.kind == "build":
+            first = f"{{ {action.value}; }} && "
+            p = self.plan
+            self.plan = p.model_copy(update={
+                k: first + getattr(p, k) for k in ("test_command", "per_test_command",
+                                                   "scope_command") if getattr(p, k)})
+
     def fix(self, sb: Sandbox, output: str, phase: str, retry: Callable[[], bool],
             step: str = "", depth: int = 0) -> str | None:
         """Try actions until `retry` succeeds. Returns None when fixed, else the reason.
@@ -100,10 +111,10 @@ class Builder:
                 self.replaced[step] = action.value
                 return None
             if action.kind != "replace" and res.exit_code == 0 and retry():
-                if action.kind in ("shell", "setup"):
-                    self.extra_setup.append(action.value)
+                if action.kind in ("shell", "setup", "build"):
+                    self.keep(action)
                 return None
-            if action.kind == "setup" and res.exit_code != 0 and depth < 2:
+            if action.kind in ("setup", "build") and res.exit_code != 0 and depth < 2:
                 # The new step fails on its own (a build step with no `make` here): what it
                 # lacks is diagnosed in turn, and it stays once it and the retry pass.
                 at = len(self.extra_setup)
@@ -111,12 +122,12 @@ class Builder:
                                lambda v=action.value: self.run(sb, "action", v, "retry")
                                .exit_code == 0 and retry(), step=action.value, depth=depth + 1)
                 if why is None:
-                    self.extra_setup.append(action.value)
+                    self.keep(action)
                     return None
                 if why.startswith("suite:"):
                     return why
                 del self.extra_setup[at:]
-            half = action.kind == "replace" or (action.kind in ("shell", "setup")
+            half = action.kind == "replace" or (action.kind in ("shell", "setup", "build")
                                                 and res.exit_code == 0)
             if half and depth < 2:
                 replaced, at = dict(self.replaced), len(self.extra_setup)
@@ -126,7 +137,7 @@ class Builder:
                 why = self.fix(sb, self.last_output, phase, retry, step=now, depth=depth + 1)
                 if why is None or why.startswith("suite:"):
                     if why is None and action.kind != "replace":
-                        self.extra_setup.insert(at, action.value)
+                        self.keep(action, at)
                     return why
                 self.replaced = replaced
             sb.restore(snap)  # the action did not help: undo it

@@ -21,7 +21,8 @@ from repolaunch.languages import Plan
 
 @dataclass(frozen=True)
 class Action:
-    # "shell" (run in the build container), "suite", "network_at_test", "setup", or
+    # "shell" (run in the build container), "suite", "network_at_test", "setup", "build"
+    # (a setup step whose output the tests read: every test run repeats it), or
     # "unavailable" (a note: what is needed cannot be had here)
     kind: str
     value: str

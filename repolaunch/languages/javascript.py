@@ -555,7 +555,8 @@ def unbuilt_check(per_test: str) -> str:
 @rule(UNBUILT, "setup,test")
 def _build_step(m, plan, phase, step):
     if plan.language.value in ("javascript", "typescript"):
-        yield Action("setup", "npm run build --if-present", "a build step is missing")
+        yield Action("build", "npm run build --if-present", "a build step is missing (the "
+                     "tests read what it writes: every test run builds first)")
 
 
 @rule(r"ETARGET|No matching version found for|notarget", "setup")

@@ -19,22 +19,25 @@ pytestmark = [pytest.mark.docker, pytest.mark.network]
 BUILD_STEP = "make -f /tmp/build.mk && test -f /tmp/built"
 
 
-@pytest.fixture()
-def needs_a_build_step(monkeypatch):
-    """A rule of this test's own: its signature asks for a build step that runs `make`."""
+@pytest.fixture(params=["setup", "build"])
+def needs_a_build_step(request, monkeypatch):
+    """A rule of this test's own: its signature asks for a build step that runs `make`
+    (once at setup, or, "build", before every test run too)."""
     def build_missing(m, plan, phase, step):
-        yield Action("setup", BUILD_STEP, "a build step is missing")
+        yield Action(request.param, BUILD_STEP, "a build step is missing")
 
     rules = list(diagnose._RULES)
     rules.insert(0, (diagnose.re.compile(r"^the build output is missing$", diagnose.re.M),
                      "setup", build_missing))
     monkeypatch.setattr(diagnose, "_RULES", rules)
+    return request.param
 
 
 def test_a_setup_step_that_fails_on_its_own_is_diagnosed_in_turn(needs_a_build_step,
                                                                     base_image):
     plan = Plan(language=Language.C, image_family="base", build_system="make",
-                test_framework="", setup_steps=(), test_command="true", report_format="tap")
+                test_framework="", setup_steps=(), test_command="run-tests",
+                per_test_command="run-tests {tests}", report_format="tap")
     b = Builder("loop", Path("."), plan, None, 8, lambda m: None)
     with Sandbox.start(base_image, network=True, workdir="/tmp", limits=build.BUILD_LIMITS,
                        cap_add=build.BUILD_CAPS) as sb:
@@ -50,3 +53,9 @@ def test_a_setup_step_that_fails_on_its_own_is_diagnosed_in_turn(needs_a_build_s
         assert len(b.extra_setup) == 2
         assert "apt-get install" in b.extra_setup[0] and b.extra_setup[0].endswith(" make")
         assert b.extra_setup[1] == BUILD_STEP
+    if needs_a_build_step == "build":  # the tests read what it writes: built before each run
+        assert b.plan.test_command == f"{{ {BUILD_STEP}; }} && run-tests"
+        assert b.plan.per_test_command == f"{{ {BUILD_STEP}; }} && run-tests {{tests}}"
+        assert b.plan.scope_command == ""
+    else:
+        assert b.plan.test_command == "run-tests"

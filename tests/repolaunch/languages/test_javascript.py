@@ -532,7 +532,7 @@ def test_tests_that_need_a_build_step_are_found_at_build_time(tmp_path):
         res = subprocess.run(["bash", "-c", check], capture_output=True, text=True)
         assert (res.returncode == 0) is ok and output.strip() in res.stdout
     got = [(a.kind, a.value) for a in diagnose(unbuilt, plan=plan, phase="setup")]
-    assert ("setup", "npm run build --if-present") in got
+    assert ("build", "npm run build --if-present") in got
 
 
 def test_a_yarn_2_repository_gets_its_own_yarn_on_path(tmp_path):
