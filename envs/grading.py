@@ -16,6 +16,9 @@ semantics and the fixes its harness made later (SWE-bench HEAD, v5).
   right after it; it succeeds only if all those results succeed. Conversely, a result id
   cut that way (more ``[`` than ``]``) matches the expected ids that continue it with
   whitespace. No other id is ever prefix-matched, so ``test_a`` never matches ``test_ab``.
+- Title ids: SWE-bench's Jest parser keeps a test's title alone (``works`` for our
+  ``scope > rename > works``). An expected id without `` > `` that is not itself a result
+  matches the result ids whose last `` > `` part it is; it succeeds only if all of them do.
 - A report that says no test failed while the test command exited non-zero is not
   trusted (SWE-bench #620: a patch can print fake PASSED lines); it is RESOLVED_NO.
 - Infrastructure and other run failures (``failure_kind`` other than NONE: the build
@@ -35,6 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.models import FailureKind, TestResult, TestStatus
+from envs.reports.ids import JS_SEP as _JS_SEP
 from envs.reports.registry import STATUS_RANK, ParsedReport
 
 FAIL_TO_PASS = "FAIL_TO_PASS"
@@ -131,6 +135,10 @@ class _Lookup:
         self.truncated_results = sorted(
             (t for t in statuses if _unbalanced(t)), key=len, reverse=True
         )
+        self.by_title: dict[str, list[str]] = {}
+        for t in statuses:
+            if _JS_SEP in t:
+                self.by_title.setdefault(t.rsplit(_JS_SEP, 1)[1], []).append(t)
 
     def find(self, expected: str) -> list[str]:
         if expected in self.statuses:
@@ -150,6 +158,8 @@ class _Lookup:
             n = len(result_id)
             if len(expected) > n and expected.startswith(result_id) and expected[n].isspace():
                 return [result_id]
+        if _JS_SEP not in expected:
+            return list(self.by_title.get(expected, ()))
         return []
 
 

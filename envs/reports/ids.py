@@ -1,9 +1,11 @@
 """Test ids as SWE-bench writes them, and a form two machines' ids can be compared in.
 
 SWE-bench's pytest log parsers read ``-rA`` summary lines and keep ``line.split()[1]``, so an
-id is cut at its first whitespace (``test_x[a b]`` -> ``test_x[a``); its other runners'
-parsers (Django's ``test (module.Class)``, sympy's, Go's, Maven's ...) keep ids whole.
-`swebench_id` applies the cut for the report formats whose SWE-bench parser is pytest's.
+id is cut at its first whitespace (``test_x[a b]`` -> ``test_x[a``). Its Jest parser reads
+the verbose reporter's ``✓``/``✕`` lines, which hold the test's title alone, so a Jest id is
+its last `` > `` part (``scope > rename > works`` -> ``works``; SWE-bench Multilingual's
+babel and docusaurus lists). Its other runners' parsers (Django's ``test (module.Class)``,
+sympy's, Go's, Maven's, Vitest's, karma's ...) keep ids whole. `swebench_id` applies these.
 
 `comparable_id` is for comparing lists made on different machines: besides the cut, an
 absolute path inside a parameter (a fixture file's location on the machine that ran the
@@ -19,6 +21,9 @@ import re
 # report formats whose SWE-bench log parser is the pytest one (whitespace-split lines)
 _PYTEST_FORMATS = ("pytest", "junit:pytest")
 _OPTION = re.compile(r"^(.*?)\[(.*)\]$", re.S)
+# report formats whose SWE-bench log parser keeps the title alone (Jest's verbose lines)
+_TITLE_FORMATS = ("jest-json",)
+JS_SEP = " > "
 
 
 def is_pytest_format(report_format: str) -> bool:
@@ -27,6 +32,8 @@ def is_pytest_format(report_format: str) -> bool:
 
 def swebench_id(test_id: str, report_format: str = "pytest") -> str:
     """The id SWE-bench's log parser for this format would write."""
+    if report_format.split(":", 1)[0] in _TITLE_FORMATS:
+        return test_id.rsplit(JS_SEP, 1)[-1]
     if not is_pytest_format(report_format):
         return test_id
     parts = test_id.split(None, 1)

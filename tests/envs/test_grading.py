@@ -218,6 +218,32 @@ class TestTruncatedIds:
         assert grade({"f": "PASSED", self.FULL: "SKIPPED"}, ["f"], [self.CUT]).resolved
 
 
+class TestTitleIds:
+    """SWE-bench's Jest parser keeps the title alone; our Jest ids hold the describe path."""
+
+    def test_a_title_matches_the_result_it_ends(self):
+        g = grade({"scope > rename > works": "PASSED", "other": "PASSED"}, ["works"], ["other"])
+        assert g.resolved and g.matched == {"works": ["scope > rename > works"]}
+
+    def test_every_test_of_that_title_must_pass(self):
+        both = {"a > works": "PASSED", "b > works": "FAILED"}
+        g = grade(both, ["works"], [])
+        assert not g.resolved and g.matched["works"] == ["a > works", "b > works"]
+
+    @pytest.mark.parametrize(("expected", "result_id"), [
+        ("works", "scope > it works"),  # a whole last part only
+        ("rename > works", "scope > rename > works"),  # a path is matched whole
+        ("scope", "scope > works"),
+    ])
+    def test_nothing_else_is_title_matched(self, expected, result_id):
+        g = grade({result_id: "PASSED"}, [expected], [])
+        assert not g.resolved and g.observed[expected] == MISSING
+
+    def test_an_exact_match_wins(self):
+        g = grade({"works": "FAILED", "s > works": "PASSED"}, ["works"], [])
+        assert not g.resolved
+
+
 class TestInputs:
     def test_a_parsed_report(self):
         parsed = reports.parse(
