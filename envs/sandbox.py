@@ -951,7 +951,9 @@ gitdir=$({_GIT} rev-parse --absolute-git-dir)
 mkdir -p {INTERNAL_DIR}
 idx={INTERNAL_DIR}/diff-index.$$
 trap 'rm -f "$idx"' EXIT
-if [ -f "$gitdir/index" ]; then cp "$gitdir/index" "$idx"; else rm -f "$idx"; fi
+# -p: the copy keeps the index's mtime, by which git knows to re-read a file changed in the
+# same second as the index was written; a fresh one makes a same-size edit look unchanged
+if [ -f "$gitdir/index" ]; then cp -p "$gitdir/index" "$idx"; else rm -f "$idx"; fi
 base={qb}
 if ! {_GIT} rev-parse -q --verify "$base^{{commit}}" >/dev/null; then
   if [ "$base" = HEAD ]; then base={_EMPTY_TREE}; else echo "unknown base: $base" >&2; exit 3; fi

@@ -131,11 +131,45 @@ def grading_diff(diff: str, task: SWETask) -> tuple[str, list[str]]:
     return "".join(kept), sorted(set(dropped))
 
 
+# The work tree as the environment's setup left it (a lock file it updated, a build config
+# it wrote), kept as a commit on top of the checkout when the image is made, so that an
+# agent's diff holds the agent's changes only: a clean sandbox of the image has the setup's.
+SETUP_REF = "refs/envfactory/setup"
+
+
+def record_setup(sb: Sandbox, workdir: str) -> None:
+    """Keep the work tree as the setup left it as `SETUP_REF` (parent: HEAD); nothing
+    outside a git checkout. Raises SandboxError when git cannot."""
+    script = f"""set -e
+gitdir=$({_GIT} rev-parse --absolute-git-dir 2>/dev/null) || exit 0  # not a repository
+{_GIT} rev-parse -q --verify HEAD >/dev/null || exit 0  # nothing checked out
+idx="$gitdir/envfactory-setup-index"
+trap 'rm -f "$idx"' EXIT
+if [ -f "$gitdir/index" ]; then cp -p "$gitdir/index" "$idx"; fi
+GIT_INDEX_FILE="$idx" {_GIT} add -A .
+t=$(GIT_INDEX_FILE="$idx" {_GIT} write-tree)
+c=$(GIT_AUTHOR_NAME=envfactory GIT_AUTHOR_EMAIL=envfactory@localhost \
+    GIT_COMMITTER_NAME=envfactory GIT_COMMITTER_EMAIL=envfactory@localhost \
+    GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' GIT_COMMITTER_DATE='2000-01-01T00:00:00Z' \
+    {_GIT} commit-tree "$t" -p HEAD -m 'envfactory: the work tree as the setup left it')
+{_GIT} update-ref {SETUP_REF} "$c"
+"""
+    res = sb.exec(script, workdir=workdir, timeout=600)
+    if res.exit_code != 0:
+        raise SandboxError(f"could not record the setup's work tree: {last_line(res.output)}")
+
+
 def agent_diff(sb: Sandbox, commit: str, workdir: str) -> str:
-    """Everything the agent changed in the working tree against `commit` (committed or not,
-    untracked files too, ignored ones not), as a binary git diff (`Sandbox.diff`). Raises
-    DiffError when git refuses or the changes are over 64 MiB."""
-    return sb.diff(workdir=workdir, base=commit, max_bytes=64 << 20)
+    """Everything the agent changed in the working tree (committed or not, untracked files
+    too, ignored ones not), as a binary git diff (`Sandbox.diff`): against the tree the
+    environment's setup left (`SETUP_REF`) when it was made on `commit`, else against
+    `commit`. Raises DiffError when git refuses or the changes are over 64 MiB."""
+    q = shlex.quote(commit)
+    probe = sb.exec(f"s=$({_GIT} rev-parse -q --verify {SETUP_REF}^ 2>/dev/null) && "
+                    f"c=$({_GIT} rev-parse -q --verify {q}^{{commit}} 2>/dev/null) && "
+                    f'[ "$s" = "$c" ] && echo setup', workdir=workdir, timeout=60)
+    base = SETUP_REF if probe.stdout.strip() == "setup" else commit
+    return sb.diff(workdir=workdir, base=base, max_bytes=64 << 20)
 
 
 def put_test_patch(sb: Sandbox, task: SWETask, commit: str) -> VerifyResult | None:

@@ -36,6 +36,7 @@ from envs.config import get_settings
 from envs.instance import open_instance
 from envs.models import EnvSpec, Limits, RunRecord, RunStatus, TestResult, TestStatus
 from envs.sandbox import Sandbox, SandboxError
+from envs.verify import record_setup
 from repolaunch import diagnose as dx
 from repolaunch.build_loop import UNAVAILABLE, Attempt, Builder, Log
 from repolaunch.detect import Detection, detect
@@ -310,6 +311,8 @@ def _build_env(b: Builder, base: str, tag: str, fp: str, sha: str,
                         f"setup failed: {step[:80]}: {why}"
         # Fresh stat data in the index, so an instance's checkout rewrites no file.
         sb.exec("git update-index -q --refresh >/dev/null 2>&1; true", timeout=300)
+        # what the setup changed in the work tree is the environment's, not an agent's
+        record_setup(sb, "/testbed")
 
         def commit() -> EnvSpec:
             resolved = _resolved_versions(sb)

@@ -314,10 +314,11 @@ _UNREACHABLE = re.compile(
     r"(?:Could not resolve host:?|Could not reach host|getaddrinfo \w+|Failed to connect to|"
     r"Couldn't connect to server|Failed to open TCP connection to|"
     r"Request URL: https?://|failed to download from|404 Not Found[^\n]*?https?://|"
-    r"Git error: command `git clone [^`\n]*?https?://|Unknown host)"
+    r"Git error: command `git clone [^`\n]*?https?://|Unknown host|UnknownHostException:|"
+    r"Can't get https?://)"
     r"\s*(?:https?://)?([\w.-]+\.[a-z]{2,})")
 _NOT_FOUND = re.compile(r"\b404\b|Not Found|Could not (?:resolve|reach) host|getaddrinfo|Git error|"
-                        r"Unknown host|"
+                        r"Unknown ?[Hh]ost|"
                         r"Failed to connect|Couldn't connect|Failed to open TCP connection")
 
 

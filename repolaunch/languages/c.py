@@ -29,7 +29,7 @@ from pathlib import Path
 
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, first_match
-from repolaunch.diagnose import Action, rule
+from repolaunch.diagnose import Action, rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
 
 BUILD_DIR = "/var/tmp/envfactory/build"
@@ -39,8 +39,10 @@ _SKIP_DIRS = {".git", "node_modules", "vendor", "third_party", "external", "buil
 _SOURCE_EXT = {".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".ipp"}
 _MAX_SCAN_BYTES = 4_000_000
 
-# Strings that only binaries linking the framework contain (its command-line options).
-MARKERS = {"gtest": "gtest_filter", "catch2": "list-test-names-only", "doctest": "dt-abort-after"}
+# Strings that only binaries linking the framework contain: its command-line options, or
+# (linked to a shared library, as Debian's Catch2 3 is) its namespace's mangled prefix.
+MARKERS = {"gtest": ("gtest_filter",), "catch2": ("list-test-names-only", "_ZN5Catch"),
+           "doctest": ("dt-abort-after",)}
 
 _FRAMEWORK_ALIASES = {
     "gtest": "gtest", "googletest": "gtest", "google-test": "gtest", "gmock": "gtest",
@@ -130,12 +132,14 @@ def make_targets(repo: Path) -> set[str]:
     return set(re.findall(r"(?m)^([A-Za-z0-9_.-]+)\s*:(?!=)", text))
 
 
-def _find_binaries(where: str, marker: str) -> str:
-    """Shell: the executables under `where` that contain `marker`, one a line, sorted."""
+def _find_binaries(where: str, markers: tuple[str, ...]) -> str:
+    """Shell: the executables under `where` that contain one of `markers`, one a line,
+    sorted."""
+    pattern = " ".join(f"-e '{m}'" for m in markers)
     return (
         f"find {where} -name .git -prune -o -path '*/CMakeFiles' -prune -o -type f -perm -u+x "
         f"! -name '*.so' ! -name '*.so.*' ! -name '*.sh' ! -name '*.py' -print0 2>/dev/null "
-        f"| xargs -0 -r grep -l -a -e '{marker}' 2>/dev/null | sort"
+        f"| xargs -0 -r grep -l -a {pattern} 2>/dev/null | sort"
     )
 
 
@@ -400,6 +404,10 @@ def _fetched_dependency(m, plan, phase, step):
     if name:
         yield Action("shell", system_library_step([name], strict=True),
                      f"CMake fetches {name} from a host out of reach; Debian's package of it")
+        # the package is there but older than the version find_package asks for (Catch2 3
+        # against bookworm's 2.13): a newer suite's package
+        yield from suites_towards(plan, "newer",
+                                  f"Debian's {name} is older than the one CMake asks for")
 
 
 # C and C++ share their build files; which of the two a repository is, the detector decides.

@@ -78,6 +78,8 @@ def build_system(repo: Path) -> str:
     if any((repo / f).is_file() for f in ("build.gradle", "build.gradle.kts", "gradlew",
                                            "settings.gradle", "settings.gradle.kts")):
         return "gradle"
+    if (repo / "build.xml").is_file():
+        return "ant"
     return "javac"
 
 
@@ -164,6 +166,48 @@ def _gradle(repo: Path, detection: Detection) -> dict:
     )
 
 
+_ANT_TARGET = re.compile(r"<target\s[^>]*?name\s*=\s*[\"']([^\"']+)[\"']", re.S)
+_ANT_IMPORT = re.compile(r"<import\s[^>]*?file\s*=\s*[\"']([^\"'$]+)[\"']", re.S)
+
+
+def ant_targets(repo: Path) -> list[str]:
+    """The target names of build.xml and of the files it imports (one level), in order."""
+    out: list[str] = []
+    files = [repo / "build.xml"]
+    with_imports = 0
+    while files and with_imports < 30:
+        path = files.pop(0)
+        with_imports += 1
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        out += [t for t in _ANT_TARGET.findall(text) if t not in out]
+        if path == repo / "build.xml":
+            files += [(repo / m).resolve() for m in _ANT_IMPORT.findall(text)]
+    return out
+
+
+def _ant(repo: Path, detection: Detection) -> dict:
+    """Ant: the build's own compile and test targets by their usual names (Debian's Ant);
+    its JUnit task's XML reports read wherever they land."""
+    targets = ant_targets(repo)
+    test = next((t for t in ("test", "tests", "junit", "check") if t in targets), "test")
+    compile_ = next((t for t in ("test.compile", "compile-tests", "compile.tests",
+                                 "compile-test", "compile", "build", "jar") if t in targets), "")
+    install = ("command -v ant >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND="
+               "noninteractive apt-get install -y -qq --no-install-recommends ant ant-optional"
+               " >/dev/null)")
+    where = ". -not -path './.git/*'"
+    return dict(
+        build_system="ant",
+        setup_steps=(install, f"ant -noinput {compile_}".rstrip()),
+        test_command=_finish(f"ant -noinput {test}", where),
+        dependency_files=("build.xml", "**/*.ant.xml", "**/ivy.xml", "**/ivysettings.xml"),
+        notes=(f"Ant: setup `{compile_ or 'the default target'}`, tests `{test}`",),
+    )
+
+
 def _javac(repo: Path, detection: Detection) -> dict:
     flavors = junit_flavors(repo)
     coords = CONSOLE + (JUNIT4 if "junit4" in flavors else ())
@@ -221,6 +265,43 @@ def _java_version(m, plan, phase, step):
 def _maven_version(m, plan, phase, step):
     if plan.language is Language.JAVA:
         yield from suites_towards(plan, "newer", "the project wants a newer Maven")
+
+
+# A project between releases names its parent's next version, a SNAPSHOT that only a
+# snapshot repository out of reach serves: the release of that version on Maven Central,
+# else the newest release before it (what the snapshot grew from).
+@rule(r"Non-resolvable parent POM for \S+: Could not (?:transfer|find) artifact "
+      r"([\w.-]+):([\w.-]+):pom:(\d[\w.]*)-SNAPSHOT", "setup,test")
+def _snapshot_parent(m, plan, phase, step):
+    if plan.language is Language.JAVA:
+        group, artifact, version = m.groups()
+        yield Action("shell", release_parent_step(group, artifact, version),
+                     f"the parent POM {group}:{artifact}:{version}-SNAPSHOT is served only by "
+                     "a snapshot repository out of reach; its release instead")
+
+
+def release_parent_step(group: str, artifact: str, version: str) -> str:
+    """Shell: pom.xml's ``<parent>`` at `version`-SNAPSHOT set to that release on Maven
+    Central, or the newest release before it; fails when there is none."""
+    url = f"{CENTRAL}/{group.replace('.', '/')}/{artifact}/maven-metadata.xml"
+    return f"""python3 - <<'PY'
+import re, subprocess, sys
+meta = subprocess.run(["curl", "-fsSL", "--retry", "3", {url!r}], capture_output=True,
+                      text=True).stdout
+key = lambda v: [int(p) for p in v.split(".")]
+want = {version!r}
+rel = sorted({{v for v in re.findall(r"<version>([0-9][0-9.]*)</version>", meta)}}, key=key)
+older = [v for v in rel if key(v) <= key(want)]
+if not older:
+    sys.exit(f"envfactory: no release of {artifact} at or before {{want}}")
+pom = open("pom.xml", encoding="utf-8").read()
+parent = re.search(r"<parent>.*?</parent>", pom, re.S)
+if parent is None or want + "-SNAPSHOT" not in parent.group(0):
+    sys.exit("envfactory: pom.xml's <parent> does not name that snapshot")
+block = parent.group(0).replace(want + "-SNAPSHOT", older[-1])
+open("pom.xml", "w", encoding="utf-8").write(pom[:parent.start()] + block + pom[parent.end():])
+print(f"envfactory: parent {artifact} {{want}}-SNAPSHOT -> {{older[-1]}}")
+PY"""
 
 
 # --------------------------------------------------------------------------- detection
@@ -302,7 +383,7 @@ class JavaPlugin:
     def plan(self, repo: Path, detection: Detection) -> Plan:
         repo = Path(repo)
         system = build_system(repo)
-        parts = {"maven": _maven, "gradle": _gradle, "javac": _javac}[system](repo, detection)
+        parts = {"maven": _maven, "gradle": _gradle, "ant": _ant, "javac": _javac}[system](repo, detection)
         flavors = junit_flavors(repo)
         framework = detection.test_framework or (
             "junit5" if "junit5" in flavors else "junit4" if "junit4" in flavors else "junit5")

@@ -126,3 +126,37 @@ def test_a_terminal_bench_1_task_gets_one_verdict_in_synth_and_in_episodes(base_
     solved = _episode(task.model_copy(update={"image": image}), [Shell(command=task.solution)])
     assert solved.reward == 1.0 and solved.reason == "reward 1 from exit code 0"
     assert _episode(task.model_copy(update={"image": image}), []).reward == 0.0
+
+
+@pytest.mark.docker
+def test_an_agents_diff_holds_its_changes_not_the_setups(base_image):
+    """What the environment's setup changed in the work tree (a lock file it updated, a config
+    it wrote) is recorded when the image is made; the agent's diff is taken against that, so
+    it applies to a clean sandbox of the image, which has the setup's changes already."""
+    from envs.sandbox import Sandbox
+    from envs.verify import SETUP_REF, agent_diff, record_setup
+
+    git = "git -c user.name=t -c user.email=t@t"
+    with Sandbox.start(base_image, workdir="/w") as sb:
+        assert sb.exec(f"mkdir -p /w && cd /w && git init -q && echo 1 > lock && "
+                       f"echo x > code && {git} add . && {git} commit -qm c").exit_code == 0
+        commit = sb.exec("git rev-parse HEAD").stdout.strip()
+        sb.exec("echo 2 > lock && echo cfg > setup.cfg")  # the setup's changes
+        record_setup(sb, "/w")
+        assert sb.exec(f"git rev-parse {SETUP_REF}^").stdout.strip() == commit
+        sb.exec("echo y > code")  # the agent's
+        diff = agent_diff(sb, commit, "/w")
+        assert diff_paths(diff) == ["code"]
+        # on a clean copy of the setup's tree it applies
+        sb.exec(f"git checkout -q {SETUP_REF} -- . && git reset -q")
+        assert sb.exec("cat code").stdout.strip() == "x"
+        assert sb.apply_patch(diff).applied
+        assert sb.exec("cat code lock").stdout.split() == ["y", "2"]
+        # an instance checked out at another commit: the diff is against that commit
+        other = sb.exec(f"git add -A && {git} commit -qm o && git rev-parse HEAD").stdout.strip()
+        sb.exec("echo z > code")
+        assert diff_paths(agent_diff(sb, other, "/w")) == ["code"]
+        # an image made before the setup was recorded: against the commit, as before
+        sb.exec(f"git update-ref -d {SETUP_REF} && git reset -q --hard {commit} && "
+                "echo 2 > lock && echo y > code")
+        assert diff_paths(agent_diff(sb, commit, "/w")) == ["code", "lock"]

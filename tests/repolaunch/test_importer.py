@@ -286,6 +286,10 @@ def test_a_registry_out_of_reach_is_named_as_its_own_cause() -> None:
     maven = ("[ERROR] Non-resolvable parent POM for x: transfer failed for https://central."
              "sonatype.com/repository/maven-snapshots/a.pom: Unknown host central.sonatype.com")
     assert _unreachable([step(maven)]) == "central.sonatype.com"
+    ant = ("[get] Getting: https://projectlombok.org/downloads/ivyplusplus.jar\n"
+           "[get] Can't get https://projectlombok.org/downloads/ivyplusplus.jar to /t/lib/x.jar"
+           "\nBUILD FAILED\n/t/build.xml:113: java.net.UnknownHostException: projectlombok.org")
+    assert _unreachable([step(ant)]) == "projectlombok.org"
     assert _unreachable([step("error: could not compile `x`\n")]) is None
 
 

@@ -103,6 +103,19 @@ def test_build_system_fallbacks(tmp_path):
     (tmp_path / "build.gradle").unlink()
     plan = java.JavaPlugin().plan(tmp_path, Detection(primary=Language.JAVA))
     assert plan.build_system == "javac"
+    # Ant: the build's own targets, by their usual names, in build.xml or a file it imports
+    (tmp_path / "build.xml").write_text(
+        '<project default="dist"><import file="scripts/tests.ant.xml"/>'
+        '<target name="dist"/><target name="compile"/></project>')
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "tests.ant.xml").write_text(
+        '<project><target name="test.compile"/><target name="test" depends="x"/></project>')
+    plan = java.JavaPlugin().plan(tmp_path, Detection(primary=Language.JAVA))
+    assert plan.build_system == "ant" and plan.setup_steps[-1] == "ant -noinput test.compile"
+    assert "ant -noinput test;" in plan.test_command
+    (tmp_path / "build.xml").unlink()
+    plan = java.JavaPlugin().plan(tmp_path, Detection(primary=Language.JAVA))
+    assert plan.build_system == "javac"
     assert "junit-4.13.2" not in plan.setup_steps[0]  # JUnit 5 only
 
 
@@ -168,3 +181,53 @@ def test_sample_history(name):
         assert refs == (set(planted[0].issues) if planted else set()), commit.message
     statuses_at_head = set(sample.expected.values())
     assert {TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED} <= statuses_at_head
+
+
+SNAPSHOT_PARENT = (
+    "[FATAL] Non-resolvable parent POM for com.example:core:2.20.0-SNAPSHOT: Could not "
+    "transfer artifact com.example:base:pom:2.20.0-SNAPSHOT from/to central-snapshots "
+    "(https://snapshots.example.org/repo): transfer failed: Unknown host snapshots.example.org")
+POM = """<project>
+  <parent>
+    <groupId>com.example</groupId><artifactId>base</artifactId>
+    <version>2.20.0-SNAPSHOT</version>
+  </parent>
+  <artifactId>core</artifactId><version>2.20.0-SNAPSHOT</version>
+</project>
+"""
+
+
+@pytest.mark.parametrize(("served", "pinned"), [
+    (["2.19.0", "2.20.0", "2.20.1", "2.21.0-rc1"], "2.20.0"),  # that version's release
+    (["2.18.3", "2.19.2", "3.0.0"], "2.19.2"),  # not released yet: the newest before it
+])
+def test_a_snapshot_parent_out_of_reach_becomes_its_release(tmp_path, served, pinned):
+    """A project between releases asks for its parent's next SNAPSHOT, which only a snapshot
+    repository serves: the parent is pinned to a release Maven Central serves, the project's
+    own version left alone."""
+    import subprocess
+
+    from repolaunch.diagnose import diagnose
+
+    plan = languages.get("java").plan(tmp_path, Detection(primary=Language.JAVA))
+    (action,) = [a for a in diagnose(SNAPSHOT_PARENT, plan=plan, phase="setup")
+                 if "SNAPSHOT" in a.reason]
+    assert action.kind == "shell" and "com/example/base/maven-metadata.xml" in action.value
+    # Maven Central answered by a stand-in curl that prints the metadata
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    versions = "".join(f"<version>{v}</version>" for v in served)
+    (bin_dir / "curl").write_text(f"#!/bin/sh\necho '<metadata><versioning><versions>"
+                                  f"{versions}</versions></versioning></metadata>'\n")
+    (bin_dir / "curl").chmod(0o755)
+    (tmp_path / "pom.xml").write_text(POM)
+    res = subprocess.run(["sh", "-c", action.value], cwd=tmp_path, capture_output=True,
+                         text=True, env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert res.returncode == 0, res.stderr
+    pom = (tmp_path / "pom.xml").read_text()
+    assert f"<version>{pinned}</version>\n  </parent>" in pom
+    assert "<artifactId>core</artifactId><version>2.20.0-SNAPSHOT</version>" in pom
+    # another language's failure is not read as one
+    py = languages.get("python").plan(tmp_path, Detection(primary=Language.PYTHON))
+    assert not [a for a in diagnose(SNAPSHOT_PARENT, plan=py, phase="setup")
+                if "SNAPSHOT" in a.reason]
