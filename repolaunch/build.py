@@ -311,10 +311,10 @@ def _build_env(b: Builder, base: str, tag: str, fp: str, sha: str,
                         f"setup failed: {step[:80]}: {why}"
         # Fresh stat data in the index, so an instance's checkout rewrites no file.
         sb.exec("git update-index -q --refresh >/dev/null 2>&1; true", timeout=300)
-        # what the setup changed in the work tree is the environment's, not an agent's
-        record_setup(sb, "/testbed")
 
         def commit() -> EnvSpec:
+            # what the setup changed in the work tree is the environment's, not an agent's
+            record_setup(sb, "/testbed")
             resolved = _resolved_versions(sb)
             env = EnvSpec(
                 name=f"{b.name}@{fp[:12]}", language=b.plan.language, base_image=base,

@@ -5,6 +5,7 @@ build transcript."""
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,8 +14,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from envs.sandbox import Sandbox
+from envs.verify import SETUP_REF
 from repolaunch import diagnose as dx
 from repolaunch.languages import Plan
+from repolaunch.mine.git import test_path_pattern
 
 Log = Callable[[str], None]
 # the failure text of a build that needs a toolchain no suite here has (a typed cause upstream)
@@ -35,6 +38,20 @@ class Attempt(BaseModel):
 
 def _tail(text: str, n: int = 2000) -> str:
     return text[-n:]
+
+
+def rebuild_unless_only_tests_changed(step: str) -> str:
+    """Shell: `step` (a build the tests read), skipped when nothing but test files changed
+    since the image was made (`SETUP_REF`): the image holds that build already, and a test
+    patch alone does not change it. Anything else (a patch to the code, no record, git not
+    answering) builds."""
+    git = "git -c safe.directory='*'"
+    rx = shlex.quote(test_path_pattern())
+    return (f"ch=$({git} diff --name-only {SETUP_REF} 2>/dev/null && {git} ls-files --others "
+            f"--exclude-standard 2>/dev/null) || ch=.; "
+            f'if [ -z "$(printf \'%s\\n\' "$ch" | grep -Pv {rx} | grep .)" ]; then '
+            "echo 'envfactory: only tests changed since the build; not built again' >&2; "
+            f"else {step}; fi")
 
 
 class Builder:
@@ -68,7 +85,7 @@ class Builder:
         tests read what it writes) also runs before every test run, so a patch is built."""
         self.extra_setup.insert(len(self.extra_setup) if at is None else at, action.value)
         if action.kind == "build":
-            first = f"{{ {action.value}; }} && "
+            first = f"{{ {rebuild_unless_only_tests_changed(action.value)}; }} && "
             p = self.plan
             self.plan = p.model_copy(update={
                 k: first + getattr(p, k) for k in ("test_command", "per_test_command",

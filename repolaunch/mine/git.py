@@ -152,6 +152,14 @@ _LINK = re.compile(
 )
 
 
+def test_path_pattern() -> str:
+    """A PCRE (``grep -P``) that matches a path `classify_path` calls a test, for checks that
+    run inside a container (has anything but tests changed?)."""
+    dirs = "|".join(sorted(re.escape(d) for d in TEST_DIRS))
+    return (f"(?:^|/)(?i:{dirs})/|{_TEST_SOURCE_SETS.pattern}|"
+            f"(?:^|/)(?:{languages.test_file_rule().pattern})$")
+
+
 def linked_issues(text: str, repo: str | None = None) -> list[int]:
     """Issue numbers a text closes, sorted and unique.
 

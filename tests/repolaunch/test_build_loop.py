@@ -10,7 +10,7 @@ import pytest
 from envs.models import Language
 from envs.sandbox import Sandbox
 from repolaunch import build, diagnose
-from repolaunch.build_loop import Builder
+from repolaunch.build_loop import Builder, rebuild_unless_only_tests_changed
 from repolaunch.diagnose import Action
 from repolaunch.languages import Plan
 
@@ -54,8 +54,29 @@ def test_a_setup_step_that_fails_on_its_own_is_diagnosed_in_turn(needs_a_build_s
         assert "apt-get install" in b.extra_setup[0] and b.extra_setup[0].endswith(" make")
         assert b.extra_setup[1] == BUILD_STEP
     if needs_a_build_step == "build":  # the tests read what it writes: built before each run
-        assert b.plan.test_command == f"{{ {BUILD_STEP}; }} && run-tests"
-        assert b.plan.per_test_command == f"{{ {BUILD_STEP}; }} && run-tests {{tests}}"
+        again = rebuild_unless_only_tests_changed(BUILD_STEP)
+        assert b.plan.test_command == f"{{ {again}; }} && run-tests"
+        assert b.plan.per_test_command == f"{{ {again}; }} && run-tests {{tests}}"
         assert b.plan.scope_command == ""
     else:
         assert b.plan.test_command == "run-tests"
+
+
+def test_a_build_before_the_tests_is_skipped_when_only_tests_changed(base_image):
+    """The image holds the build of its own tree; a test patch alone does not change it, a
+    patch to the code does, and an image with no record of its tree always builds."""
+    from envs.verify import record_setup
+
+    git = "git -c user.name=t -c user.email=t@t"
+    cmd = rebuild_unless_only_tests_changed("echo BUILT")
+    with Sandbox.start(base_image, workdir="/w") as sb:
+        sb.exec(f"mkdir -p /w/src /w/pkg/test && cd /w && git init -q && echo 1 > src/a.js && "
+                f"echo t > pkg/test/x.js && {git} add . && {git} commit -qm c")
+        assert "BUILT" in sb.exec(cmd).output  # no record of the setup's tree
+        record_setup(sb, "/w")
+        sb.exec("echo t2 > pkg/test/x.js && echo n > src/new.spec.js")
+        res = sb.exec(cmd)
+        assert res.exit_code == 0 and "BUILT" not in res.output, res.output
+        assert "not built again" in res.output
+        sb.exec("echo 2 > src/a.js")
+        assert "BUILT" in sb.exec(cmd).output
