@@ -19,6 +19,25 @@ class InstanceError(SandboxError):
     """The instance could not be made (image missing, commit unknown); one line."""
 
 
+# The work tree as the environment's setup left it (a lock file it updated, a build config it
+# wrote: what the tests need), kept when the image is made as a commit on the checkout's.
+SETUP_REF = "refs/envfactory/setup"
+_GIT = "git -c safe.directory='*'"
+
+
+def setup_overlay(commit: str) -> str:
+    """Shell: after a checkout of `commit` (which drops what the setup changed in the work
+    tree), the files the setup changed put back from `SETUP_REF`, when that was made on
+    `commit`; the index stays the commit's, so they read as changes as they did after the
+    setup. Only those files are written (a rewrite of every file makes build tools rebuild
+    everything)."""
+    c = shlex.quote(commit)
+    return (f"if s=$({_GIT} rev-parse -q --verify {SETUP_REF}^ 2>/dev/null) && "
+            f'[ "$s" = "$({_GIT} rev-parse -q --verify {c}^{{commit}})" ]; then '
+            f"{_GIT} diff -z --name-only --no-renames --diff-filter=d {c} {SETUP_REF} "
+            f"| xargs -0 -r {_GIT} checkout -q {SETUP_REF} -- && {_GIT} reset -q; fi")
+
+
 def checkout_script(commit: str) -> str:
     c = shlex.quote(commit)
     # Refreshing the index first keeps git from rewriting files whose stat data changed
@@ -26,7 +45,8 @@ def checkout_script(commit: str) -> str:
     return (f"git cat-file -e {c}^{{commit}} 2>/dev/null || "
             f"{{ echo 'commit {commit} is not in the env image' >&2; exit 3; }}; "
             f"git update-index -q --refresh >/dev/null 2>&1; "
-            f"git -c advice.detachedHead=false checkout -qf {c} && git clean -fdq")
+            f"git -c advice.detachedHead=false checkout -qf {c} && git clean -fdq && "
+            + setup_overlay(commit))
 
 
 def open_instance(spec: EnvSpec, *, network: bool | None = None,

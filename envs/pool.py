@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from envs.instance import setup_overlay
 from envs.models import Limits
 from envs.sandbox import INTERNAL_DIR, Sandbox, SandboxError
 
@@ -457,6 +458,7 @@ class Pool:
 cd {shlex.quote(wd)}
 {_GIT} -c advice.detachedHead=false checkout -qf {commit}
 {_GIT} clean -fdq
+{setup_overlay(recipe.restore_commit or "HEAD")}
 find /tmp -mindepth 1 -maxdepth 1 ! -path {INTERNAL_DIR} -exec rm -rf {{}} +
 find /dev/shm -mindepth 1 -maxdepth 1 -exec rm -rf {{}} + 2>/dev/null || true
 echo '--changed--'

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs import grading, reports
+from envs.instance import SETUP_REF
 from envs.models import EnvSpec, ExecResult, FailureKind, SWETask, TerminalTask, TestResult
 from envs.sandbox import Sandbox, SandboxError
 
@@ -131,10 +132,9 @@ def grading_diff(diff: str, task: SWETask) -> tuple[str, list[str]]:
     return "".join(kept), sorted(set(dropped))
 
 
-# The work tree as the environment's setup left it (a lock file it updated, a build config
-# it wrote), kept as a commit on top of the checkout when the image is made, so that an
-# agent's diff holds the agent's changes only: a clean sandbox of the image has the setup's.
-SETUP_REF = "refs/envfactory/setup"
+# `SETUP_REF` (envs.instance): the work tree as the environment's setup left it, kept as a
+# commit on top of the checkout when the image is made, so that an agent's diff holds the
+# agent's changes only: a clean sandbox of the image has the setup's.
 
 
 def record_setup(sb: Sandbox, workdir: str) -> None:

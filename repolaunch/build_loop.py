@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from envs.instance import SETUP_REF
 from envs.sandbox import Sandbox
-from envs.verify import SETUP_REF
 from repolaunch import diagnose as dx
 from repolaunch.languages import Plan
 from repolaunch.mine.git import test_path_pattern

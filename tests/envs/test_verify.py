@@ -134,7 +134,8 @@ def test_an_agents_diff_holds_its_changes_not_the_setups(base_image):
     it wrote) is recorded when the image is made; the agent's diff is taken against that, so
     it applies to a clean sandbox of the image, which has the setup's changes already."""
     from envs.sandbox import Sandbox
-    from envs.verify import SETUP_REF, agent_diff, record_setup
+    from envs.instance import SETUP_REF, checkout_script
+    from envs.verify import agent_diff, record_setup
 
     git = "git -c user.name=t -c user.email=t@t"
     with Sandbox.start(base_image, workdir="/w") as sb:
@@ -144,6 +145,12 @@ def test_an_agents_diff_holds_its_changes_not_the_setups(base_image):
         sb.exec("echo 2 > lock && echo cfg > setup.cfg")  # the setup's changes
         record_setup(sb, "/w")
         assert sb.exec(f"git rev-parse {SETUP_REF}^").stdout.strip() == commit
+        # an instance's checkout (every sandbox of the image, every reset) keeps them
+        sb.exec("echo junk > code && echo tmp > junk.txt")
+        assert sb.exec(checkout_script(commit)).exit_code == 0
+        assert sb.exec("cat code lock setup.cfg; ls junk.txt").stdout.split() == \
+            ["x", "2", "cfg"]
+        assert sb.exec("git diff --cached --quiet").exit_code == 0  # the index: the commit's
         sb.exec("echo y > code")  # the agent's
         diff = agent_diff(sb, commit, "/w")
         assert diff_paths(diff) == ["code"]
