@@ -26,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -133,7 +133,7 @@ def launch(source: str | Path, *, commit: str | None = None, suite: str | None =
 
     ``suite``: the Debian suite to start from (default: the plan's, by the repository's
     era, else the settings'). ``probe_tests``: test files (repo-relative) the plan's check
-    command collects at build time; those that do not exist at the commit are left out."""
+    command collects at build time (`probe_paths`)."""
     start = time.monotonic()
     src = local_source(source, log=log)
     name = repo_name(source)
@@ -142,7 +142,7 @@ def launch(source: str | Path, *, commit: str | None = None, suite: str | None =
         root = checkout_copy(src, sha, Path(tmp) / "repo", log=log)
         detection = detect(root)
         plan = make_plan(root, detection, **({"suite": suite} if suite else {}))
-        probe = [t for t in (probe_tests or []) if (root / t).exists()]
+        probe = probe_paths(root, probe_tests or [])
         tried_suites: list[str] = []
         earlier: list[Attempt] = []  # transcripts of the suites tried before, kept
         first_cause = ""
@@ -268,6 +268,23 @@ def _narrow(b: Builder, sb: Sandbox, check: Callable[[], bool]) -> bool:
 
 # The check gets minutes, not the tests' half hour.
 CHECK_TIMEOUT = 300.0
+
+
+def probe_paths(root: Path, tests: list[str]) -> list[str]:
+    """What the check collects: the test files that exist at the commit; when the test patch
+    only adds files (new tests, fixtures), the nearest directory of each that does exist,
+    below the root (the tests beside them load what the new ones will)."""
+    there = [t for t in tests if (root / t).exists()]
+    if there or not tests:
+        return there
+    out: list[str] = []
+    for t in tests:
+        p = PurePosixPath(t).parent
+        while p.parts and not (root / p).is_dir():
+            p = p.parent
+        if p.parts and str(p) not in out:
+            out.append(str(p))
+    return out
 
 
 def _check_command(plan: Plan, probe: list[str]) -> str | None:

@@ -420,16 +420,23 @@ def runner_commands(fw: str, args: list[str], report: str) -> tuple[str, str, st
 _SCRIPT_EXT = "*.js|*.jsx|*.mjs|*.cjs|*.ts|*.tsx|*.mts|*.cts|*.vue|*.svelte"
 
 
+# A fixture's directory (test/fixtures/x/input.js): the tests are the files beside it.
+_FIXTURE_DIR = r"s#^\(.*/\)\(__fixtures__\|fixtures\|fixture\)/.*#\1#p"
+
+
 def scope_command(fw: str, args: list[str], report: str) -> str:
     """SWE-bench's scope for Jest and Vitest: the test patch's script files as path filters
-    after the project's own arguments. A scope that selects no test (the files are
-    fixtures, or outside the runner's test match) runs the whole suite instead. Other
-    runners: "" (the whole suite)."""
+    after the project's own arguments; a fixture (under a ``fixtures/`` directory) stands
+    for the directory that holds its fixtures directory, whose test files read it. A scope
+    that selects no test (outside the runner's test match) runs the whole suite instead.
+    Other runners: "" (the whole suite)."""
     if fw not in ("jest", "vitest"):
         return ""
     test, _, _ = runner_commands(fw, args, report)
-    return (f'F=$(for f in {{tests}}; do case "$f" in {_SCRIPT_EXT}) '
-            '[ -f "$f" ] && printf "%s\\n" "$f";; esac; done); rc=1; '
+    return (f'F=$(for f in {{tests}}; do d=$(printf "%s\\n" "$f" | sed -n {shlex.quote(_FIXTURE_DIR)}); '
+            'if [ -n "$d" ]; then [ -d "$d" ] && printf "%s\\n" "$d"; '
+            f'else case "$f" in {_SCRIPT_EXT}) '
+            '[ -f "$f" ] && printf "%s\\n" "$f";; esac; fi; done | sort -u); rc=1; '
             f'if [ -n "$F" ]; then {test} $F; rc=$?; fi; '
             f"if ! grep -q '\"numTotalTests\": *[1-9]' {report} 2>/dev/null; then "
             f"rm -f {report}; {test}; rc=$?; fi; exit $rc")

@@ -133,8 +133,8 @@ def test_an_agents_diff_holds_its_changes_not_the_setups(base_image):
     """What the environment's setup changed in the work tree (a lock file it updated, a config
     it wrote) is recorded when the image is made; the agent's diff is taken against that, so
     it applies to a clean sandbox of the image, which has the setup's changes already."""
-    from envs.sandbox import Sandbox
     from envs.instance import SETUP_REF, checkout_script
+    from envs.sandbox import Sandbox
     from envs.verify import agent_diff, record_setup
 
     git = "git -c user.name=t -c user.email=t@t"

@@ -151,3 +151,16 @@ def test_bad_sources_are_one_line_errors(tmp_path, tmp_home):
     (tmp_path / "plain").mkdir()
     with pytest.raises(build.LaunchError, match="not a git repository"):
         build.launch(tmp_path / "plain")
+
+
+def test_the_check_probes_the_directories_of_tests_that_are_all_new(tmp_path):
+    """A test patch that only adds files (new tests, fixtures) still gets a check: the
+    nearest directory of each that exists, never the root; files that exist are taken alone."""
+    from repolaunch.build import probe_paths
+
+    (tmp_path / "pkg" / "test" / "fixtures").mkdir(parents=True)
+    (tmp_path / "pkg" / "test" / "a.test.js").write_text("")
+    new = ["pkg/test/fixtures/misc/x/input.js", "pkg/test/fixtures/misc/y/input.js"]
+    assert probe_paths(tmp_path, new) == ["pkg/test/fixtures"]
+    assert probe_paths(tmp_path, [*new, "pkg/test/a.test.js"]) == ["pkg/test/a.test.js"]
+    assert probe_paths(tmp_path, ["brand_new.js"]) == []

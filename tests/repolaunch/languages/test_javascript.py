@@ -561,3 +561,28 @@ def test_a_yarn_2_repository_gets_its_own_yarn_on_path(tmp_path):
     assert out.strip() == (f"node {tmp_path}/.yarn/releases/yarn-3.5.0.cjs gulp build "
                            "linker=node-modules")
     assert os.access(shim, os.X_OK)
+
+
+def test_a_fixture_in_the_scope_stands_for_the_tests_beside_its_fixtures_directory(tmp_path):
+    """babel's test patches add fixtures (test/fixtures/misc/x/input.js) that no runner
+    collects: the scope runs the test directory that holds them, not the whole suite."""
+    import subprocess
+
+    report = tmp_path / "report.json"
+    (tmp_path / "pkg" / "test" / "fixtures" / "misc").mkdir(parents=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.test.js").write_text("")
+    jest = tmp_path / "node_modules" / ".bin" / "jest"
+    jest.parent.mkdir(parents=True)
+    # a stand-in runner: it records its arguments and reports one test
+    jest.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/args\n'
+                    f"echo '{{\"numTotalTests\": 1}}' > {report}\n")
+    jest.chmod(0o755)
+    scope = js.scope_command("jest", [], str(report))
+    files = ("pkg/test/fixtures/misc/new/input.js pkg/test/fixtures/misc/new/output.js "
+             "src/a.test.js README.md")
+    res = subprocess.run(["sh", "-c", scope.replace("{tests}", files)], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    (args,) = (tmp_path / "args").read_text().splitlines()
+    assert args.split()[-2:] == ["pkg/test/", "src/a.test.js"]
