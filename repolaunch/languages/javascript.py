@@ -513,7 +513,8 @@ def make_plan(repo: Path, detection: Detection, language: Language,
       r"npm ERR! code EBADENGINE|The engine \"node\" is incompatible with this module|"
       r"Unsupported engine .*required: \{ node:|"
       r"ReferenceError: (?:crypto|structuredClone|fetch) is not defined|"
-      r"ERR_UNKNOWN_BUILTIN_MODULE|No such built-in module: node:", "setup,test")
+      r"ERR_UNKNOWN_BUILTIN_MODULE|No such built-in module: node:|"
+      r"The requested module 'node:[\w/]+' does not provide an export named", "setup,test")
 def _node_too_old(m, plan, phase, step):
     if plan.language in (Language.JAVASCRIPT, Language.TYPESCRIPT):
         yield from suites_towards(plan, "newer", "the code wants a newer Node.js")

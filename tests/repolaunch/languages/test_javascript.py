@@ -469,6 +469,8 @@ def test_a_native_module_that_does_not_compile_against_this_node_gets_an_older_o
 @pytest.mark.parametrize("output, want", [
     ("Error [ERR_REQUIRE_ESM]: require() of ES Module /x/node_modules/chalk/index.js", "trixie"),
     ("SyntaxError: Invalid regular expression flags\n    at internalCompileFunction", "trixie"),
+    ("SyntaxError: The requested module 'node:util' does not provide an export named "
+     "'styleText'", "trixie"),
     ("Error: error:0308010C:digital envelope routines::unsupported", "bullseye"),
 ])
 def test_node_of_another_era_moves_the_suite(tmp_path, output, want):
