@@ -535,6 +535,11 @@ def test_tests_that_need_a_build_step_are_found_at_build_time(tmp_path):
         assert (res.returncode == 0) is ok and output.strip() in res.stdout
     got = [(a.kind, a.value) for a in diagnose(unbuilt, plan=plan, phase="setup")]
     assert ("build", "npm run build --if-present") in got
+    # the line that says so is printed last, where the diagnosis reads, however long the log
+    runner = f"printf %s {shlex.quote(unbuilt)}; head -c 40000 /dev/zero | tr '\\0' x; exit 1"
+    check = js.unbuilt_check(runner).replace("/tmp/envfactory-tests", str(tmp_path / "r"))
+    res = subprocess.run(["bash", "-c", check], capture_output=True, text=True)
+    assert res.returncode != 0 and "packages/core/lib/index.js" in res.stdout[-500:]
 
 
 def test_a_yarn_2_repository_gets_its_own_yarn_on_path(tmp_path):
