@@ -3,8 +3,8 @@
 SWE-bench's pytest log parsers read ``-rA`` summary lines and keep ``line.split()[1]``, so an
 id is cut at its first whitespace (``test_x[a b]`` -> ``test_x[a``). Its Jest parser reads
 the verbose reporter's ``✓``/``✕`` lines, which hold the test's title alone, so a Jest id is
-its last `` > `` part (``scope > rename > works`` -> ``works``; SWE-bench Multilingual's
-babel and docusaurus lists). Its other runners' parsers (Django's ``test (module.Class)``,
+its last `` > `` part (``scope > rename > works`` -> ``works``, the form of SWE-bench
+Multilingual's Jest-run lists). Its other runners' parsers (Django's ``test (module.Class)``,
 sympy's, Go's, Maven's, Vitest's, karma's ...) keep ids whole. `swebench_id` applies these.
 
 `comparable_id` is for comparing lists made on different machines: besides the cut, an
