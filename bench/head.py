@@ -174,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", type=Path, required=True, help="the list (see above)")
     ap.add_argument("--repos", type=Path, required=True, help="clones or mirrors, owner__name")
     ap.add_argument("--only", action="append", default=None,
-                    help="measure only owner/name (repeatable); the table keeps every row done")
+                    help="measure only owner/name (repeatable; again if measured before); the "
+                         "table keeps every row done")
     ap.add_argument("--budget-minutes", type=float, default=None,
                     help="start no new repository after this many minutes (resume later)")
     ap.add_argument("--keep-images", action="store_true")
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     deadline = time.monotonic() + 60 * args.budget_minutes if args.budget_minutes else None
     rows, notes, left = [], [], []
     for i, (lang, full_name) in enumerate(wanted, 1):
-        if full_name in done:
+        if full_name in done and not (args.only and full_name in args.only):
             rows.append(done[full_name])
             continue
         if args.only and full_name not in args.only:

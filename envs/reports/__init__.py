@@ -37,6 +37,7 @@ from envs.reports import (  # noqa: F401  isort: skip
     gotest,
     jest,
     junit,
+    maketrace,
     libtest,
     minitest,
     mocha,

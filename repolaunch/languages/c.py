@@ -15,7 +15,8 @@ What the test command reports, by test framework:
 - otherwise with CMake: ``ctest --output-junit``; ``junit:name`` (the ctest test names).
 - autotools: ``make check`` output (``PASS: tests/foo``); ``automake``.
 - meson: meson's own JUnit log; ``junit:name``.
-- a plain Makefile with a ``check`` / ``test`` target: its output, read as ``plain`` lines.
+- a plain Makefile with a ``check`` / ``test`` target: its output, read as ``plain`` lines,
+  and else its test targets as ``make --trace`` names them (``make-trace``).
 
 No script here contains a brace besides ``{tests}``: a caller may substitute with
 ``str.format`` as well as ``str.replace``.
@@ -315,7 +316,9 @@ def _make(framework: str, targets: set[str], selected: bool) -> tuple[list[str],
         ]
         return lines, ""
     select = ' TESTS="$(echo {tests})"' if selected else ""
-    return [f"make -k {target or 'all'}{select}"], "plain"
+    # --trace names each target whose recipe runs: the test targets are the tests when
+    # the recipes print no per-test lines of their own
+    return [f"make --trace -k {target or 'all'}{select}"], "make-trace"
 
 
 def _tcl(scope: str = "") -> list[str]:
@@ -488,9 +491,10 @@ class NativePlugin:
             setup = ['make -j"$(nproc)"']
             test, fmt_override = _make(framework or "", targets, False)
             per_test, _ = _make(framework or "", targets, True)
-            if fmt_override == "plain":
-                fmt, report_path, framework = "plain", None, framework or "make"
-                notes.append("no structured report: the make target's output is read as text")
+            if fmt_override == "make-trace":
+                fmt, report_path, framework = "make-trace", None, framework or "make"
+                notes.append("no structured report: the make target's output is read as "
+                             "text, and else its test targets (make --trace) are the tests")
             else:
                 fmt = {"gtest": "junit:gtest", "catch2": "catch2-xml"}.get(
                     framework or "", "doctest-xml"

@@ -55,6 +55,7 @@ from repolaunch.languages import (
     register,
 )
 from repolaunch.languages import javascript_karma as karma
+from repolaunch.languages import javascript_qunit as qunit
 from repolaunch.languages.javascript_detect import (
     builds_first,
     drop_options,
@@ -71,7 +72,7 @@ from repolaunch.languages.javascript_node import (  # noqa: F401  public here to
 )
 
 REPORT_DIR = "/tmp/envfactory-tests"
-FRAMEWORKS = ("node-test", "jest", "vitest", "mocha", "ava", "tap", "tape", "karma")
+FRAMEWORKS = ("node-test", "jest", "vitest", "mocha", "ava", "tap", "tape", "karma", "qunit")
 # Runners detection knows that have no plan here (they get node's runner and a note).
 UNPLANNED = ("jasmine", "uvu")
 DEPENDENCY_FILES = ("package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
@@ -202,7 +203,7 @@ def framework(detection: Detection, pkg: dict[str, Any]) -> str:
         return fw
     deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
     if fw not in UNPLANNED:
-        for name in ("vitest", "jest", "mocha", "ava", "tap", "tape", "karma"):
+        for name in ("vitest", "jest", "mocha", "ava", "tap", "tape", "karma", "qunit"):
             if name in deps:
                 return name
     return "node-test"
@@ -445,9 +446,9 @@ def make_plan(repo: Path, detection: Detection, language: Language,
               build: str = "") -> Plan:
     pkg = package_json(repo)
     fw = framework(detection, pkg)
-    ext = "tap" if fw in ("node-test", "ava", "tap", "tape") else "json"
+    ext = "tap" if fw in ("node-test", "ava", "tap", "tape", "qunit") else "json"
     report = f"{REPORT_DIR}/report.{ext}"
-    args = script_args(pkg, fw) if fw != "karma" else []
+    args = script_args(pkg, fw) if fw not in ("karma", "qunit") else []
     env = dict(ENV)
     steps, notes = setup_steps(repo, detection)
     if fw == "karma":
@@ -461,6 +462,9 @@ def make_plan(repo: Path, detection: Detection, language: Language,
         per_test, fmt = "", "mocha-json"
         steps, notes = (*steps, karma.SETUP_STEP), (*notes, note)
         env["CHROME_BIN"] = karma.CHROME_BIN
+    elif fw == "qunit":
+        test, note = qunit.commands(test_script(pkg), report)
+        per_test, scope, fmt, notes = "", "", "tap", (*notes, note)
     else:
         test, per_test, fmt = runner_commands(fw, args, report)
         scope = scope_command(fw, args, report)
@@ -471,8 +475,8 @@ def make_plan(repo: Path, detection: Detection, language: Language,
     if build:
         prelude += f"{{ {build}; }} && "
     notes = (*notes, *framework_notes(detection, pkg, fw))
-    if fw == "tape":
-        notes = (*notes, "tape has no test-name filter: no per-test command")
+    if fw in ("tape", "qunit"):
+        notes = (*notes, f"{fw} has no test-id filter: no per-test command")
     engines = pkg.get("engines") if isinstance(pkg.get("engines"), dict) else {}
     if engines.get("node"):
         notes = (*notes, engines_note(str(engines["node"])))

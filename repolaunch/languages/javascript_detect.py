@@ -67,6 +67,7 @@ _JS_RUNNERS = (  # (framework, word in scripts.test, dependency names, config-fi
     ("tape", r"(^|[\s;&|/])tape\b", ("tape",), ()),
     ("uvu", r"\buvu\b", ("uvu",), ()),
     ("karma", r"(^|[\s;&|/])karma\s+start\b", ("karma",), ("karma.conf.",)),
+    ("qunit", r"(^|[\s;&|/])qunit\b", ("qunit", "qunitjs", "qunit-extras"), ()),
     ("node-test", r"\bnode\b[^;&|]*\s--test\b", (), ()),
 )
 

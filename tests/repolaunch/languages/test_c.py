@@ -60,8 +60,8 @@ def test_plain_makefile_falls_back_to_its_check_target(tmp_path):
     (repo / "Makefile").write_text("all:\n\tcc -o x x.c\ncheck: all\n\t./x\n")
     (repo / "x.c").write_text("int main(void){return 0;}\n")
     plan = get("c").plan(repo, Detection(primary=Language.C))
-    assert plan.build_system == "make" and plan.report_format == "plain"
-    assert "make -k check" in plan.test_command
+    assert plan.build_system == "make" and plan.report_format == "make-trace"
+    assert "make --trace -k check" in plan.test_command
 
 
 def test_scripts_have_no_braces_but_the_placeholder(tmp_path):
