@@ -53,6 +53,7 @@ from envs.actions import (  # noqa: F401  (re-exported: the episode API's action
 )
 from envs.models import FailureKind, SWETask, TerminalTask
 from envs.pool import Pool, Recipe, ResetMode
+from envs.sandbox import GIT as _GIT
 from envs.sandbox import DiffError, Sandbox, SandboxDied, SandboxError
 from envs.verify import (
     DETERMINISM_ENV,
@@ -71,7 +72,6 @@ Task = Union[SWETask, TerminalTask]
 
 READ_LIMIT = 1 << 20  # bytes a ReadFile returns at most
 OBS_LIMIT = 32 * 1024  # characters of command output an observation keeps (head + tail)
-_GIT = "git -c safe.directory='*' -c core.quotepath=false"
 
 
 class _Frozen(BaseModel):

@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Mapping
 
 from envs.models import EnvSpec
+from envs.sandbox import GIT as _GIT
 from envs.sandbox import Sandbox, SandboxError
 
 
@@ -22,7 +23,6 @@ class InstanceError(SandboxError):
 # The work tree as the environment's setup left it (a lock file it updated, a build config it
 # wrote: what the tests need), kept when the image is made as a commit on the checkout's.
 SETUP_REF = "refs/envfactory/setup"
-_GIT = "git -c safe.directory='*'"
 
 
 def setup_overlay(commit: str) -> str:

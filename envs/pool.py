@@ -45,13 +45,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from envs.instance import setup_overlay
 from envs.models import Limits
+from envs.sandbox import GIT as _GIT
 from envs.sandbox import INTERNAL_DIR, Sandbox, SandboxError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MARKER = "/var/tmp/.envfactory-clean"  # written when a sandbox becomes clean (see RESTORE)
-_GIT = "git -c safe.directory='*' -c core.quotepath=false"
 # The marker holds the listing of / : the engine leaves /'s ctime newer than the marker (and
 # its bind-mounted /etc/hosts, hostname, resolv.conf), so / is compared by its entries.
 # The marker's own times are printed and kept: an agent that moves its mtime into the future

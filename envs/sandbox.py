@@ -81,7 +81,9 @@ INTERNAL_DIR = "/tmp/.envfactory"
 PATCH_TIMEOUT_S = 300.0
 _TOKEN_ENV = "ENVFACTORY_EXEC_TOKEN"  # marks every process of one exec, for the host-side kill
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
-_GIT = "git -c safe.directory='*' -c core.quotepath=false"
+# git as every flow runs it in a container: the work tree's owner differs from root's, and
+# paths come out as written (not octal-escaped)
+GIT = "git -c safe.directory='*' -c core.quotepath=false"
 
 
 class SandboxError(RuntimeError):
@@ -899,7 +901,7 @@ class Sandbox:
             logs.append(f"$ {label}  (exit {res.exit_code})\n{res.output}".rstrip())
             return res
 
-        res = attempt("git apply --verbose", f"{_GIT} apply --verbose {q}")
+        res = attempt("git apply --verbose", f"{GIT} apply --verbose {q}")
         if res.exit_code == 0:
             return PatchResult(True, "git apply", "applied cleanly", "\n".join(logs))
         reasons.append(f"git apply: {_first_error(res.output)}")
@@ -913,7 +915,7 @@ class Sandbox:
         reasons.append(f"patch: {_first_patch_error(res.output)}")
 
         if partial:
-            res = attempt("git apply --verbose --reject", f"{_GIT} apply --verbose --reject {q}")
+            res = attempt("git apply --verbose --reject", f"{GIT} apply --verbose --reject {q}")
             applied = bool(re.search(r"^(Applied patch .* cleanly|Hunk #\d+ applied)",
                                      res.output, re.M))
             if applied:
@@ -947,7 +949,7 @@ class Sandbox:
         wd = self._abs(workdir or self.workdir)
         qb = shlex.quote(base)
         script = f"""set -e
-gitdir=$({_GIT} rev-parse --absolute-git-dir)
+gitdir=$({GIT} rev-parse --absolute-git-dir)
 mkdir -p {INTERNAL_DIR}
 idx={INTERNAL_DIR}/diff-index.$$
 trap 'rm -f "$idx"' EXIT
@@ -955,11 +957,11 @@ trap 'rm -f "$idx"' EXIT
 # same second as the index was written; a fresh one makes a same-size edit look unchanged
 if [ -f "$gitdir/index" ]; then cp -p "$gitdir/index" "$idx"; else rm -f "$idx"; fi
 base={qb}
-if ! {_GIT} rev-parse -q --verify "$base^{{commit}}" >/dev/null; then
+if ! {GIT} rev-parse -q --verify "$base^{{commit}}" >/dev/null; then
   if [ "$base" = HEAD ]; then base={_EMPTY_TREE}; else echo "unknown base: $base" >&2; exit 3; fi
 fi
-GIT_INDEX_FILE="$idx" {_GIT} add -A .
-GIT_INDEX_FILE="$idx" {_GIT} diff --cached --binary --no-color --no-ext-diff --no-textconv \
+GIT_INDEX_FILE="$idx" {GIT} add -A .
+GIT_INDEX_FILE="$idx" {GIT} diff --cached --binary --no-color --no-ext-diff --no-textconv \
   "$base"
 echo {_DIFF_END}
 """

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from envs import grading, reports
 from envs.instance import SETUP_REF
 from envs.models import EnvSpec, ExecResult, FailureKind, SWETask, TerminalTask, TestResult
+from envs.sandbox import GIT as _GIT
 from envs.sandbox import Sandbox, SandboxError
 
 # Pinned so that every graded run of a task sees the same world, in every flow.
@@ -37,7 +38,6 @@ DETERMINISM_ENV: dict[str, str] = {
     "PYTHONDONTWRITEBYTECODE": "1", "CI": "true", "ENVFACTORY_SEED": "0"}
 REWARD_FILES = ("/logs/verifier/reward.txt", "/logs/verifier/reward.json")
 REPORT_LIMIT = 128 << 20  # bytes of a test report read at most (a bigger one is not read)
-_GIT = "git -c safe.directory='*' -c core.quotepath=false"
 _DIFF_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from envs.instance import SETUP_REF
-from envs.sandbox import Sandbox
+from envs.sandbox import GIT, Sandbox
 from repolaunch import diagnose as dx
 from repolaunch.languages import Plan
 from repolaunch.mine.git import test_path_pattern
@@ -45,7 +45,7 @@ def rebuild_unless_only_tests_changed(step: str) -> str:
     since the image was made (`SETUP_REF`): the image holds that build already, and a test
     patch alone does not change it. Anything else (a patch to the code, no record, git not
     answering) builds."""
-    git = "git -c safe.directory='*'"
+    git = GIT
     rx = shlex.quote(test_path_pattern())
     return (f"ch=$({git} diff --name-only {SETUP_REF} 2>/dev/null && {git} ls-files --others "
             f"--exclude-standard 2>/dev/null) || ch=.; "

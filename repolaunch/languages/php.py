@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 from envs.config import get_settings
@@ -156,6 +157,65 @@ def needs_install(repo: Path) -> bool:
     return toolchain_note(repo) is not None
 
 
+# Composer packages that are tools, not code the tests load: not looked for in Debian
+_TOOLS = re.compile(r"^(phpstan/|vimeo/psalm|psalm/|friendsofphp/php-cs-fixer|squizlabs/|"
+                    r"slevomat/|rector/|infection/|roave/|phpmd/|php-coveralls/|phpbench/|"
+                    r"bamarni/|ergebnis/composer-normalize|dealerdirect/)")
+DEBIAN_AUTOLOADS = "/usr/local/share/envfactory/php-autoloads"
+PREPEND = "/tmp/envfactory-prepend.php"
+PREPEND_PHP = (
+    "<?php $c = getcwd() . '/vendor/autoload.php'; if (is_file($c)) require_once $c; "
+    f"foreach ((@file('{DEBIAN_AUTOLOADS}', FILE_IGNORE_NEW_LINES) ?: []) as $f) "
+    "if (is_file($f)) require_once $f;\n"
+)
+
+
+def debian_candidates(repo: Path) -> list[list[str]]:
+    """Per required Composer package (``vendor/name``), the Debian package names it may
+    have: ``php-<vendor>-<name>``; ``php-<name>`` only where vendor and name are one
+    (``php-<name>`` of another vendor is often another library)."""
+    doc = _composer(repo)
+    out: list[list[str]] = []
+    for key in ("require", "require-dev"):
+        section = doc.get(key)
+        if not isinstance(section, dict):
+            continue
+        for name in section:
+            name = str(name).lower()
+            if _SHIPPED.match(name) or _TOOLS.match(name) or "/" not in name:
+                continue
+            vendor, pkg = name.split("/", 1)
+            names = [f"php-{vendor}-{pkg}"] if vendor != pkg else [f"php-{pkg}"]
+            names = [n.replace("_", "-") for n in names
+                     if re.fullmatch(r"[a-z0-9][a-z0-9.+_-]+", n)]
+            if names:
+                out.append(names)
+    return out
+
+
+def apt_packages_step(repo: Path) -> str | None:
+    """Install the Debian packages of the required Composer packages (those Debian has),
+    and list their autoloaders in `DEBIAN_AUTOLOADS` for the test command to load."""
+    groups = debian_candidates(repo)
+    if not groups:
+        return None
+    pick = " ".join(
+        "for p in " + " ".join(g) + '; do if apt-cache show "$p" >/dev/null 2>&1; then '
+        'OK="$OK $p"; break; fi; done;' for g in groups)
+    return (
+        "echo 'envfactory: Packagist out of reach: installing the packages Debian has'; "
+        f"apt-get update -qq >/dev/null 2>&1; OK=; {pick} "
+        'echo "envfactory: from Debian:$OK"; '
+        "[ -z \"$OK\" ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+        "--no-install-recommends $OK >/dev/null 2>&1 || for p in $OK; do "
+        "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
+        '"$p" >/dev/null 2>&1 || echo "envfactory: apt could not install $p"; done; '
+        f"mkdir -p {DEBIAN_AUTOLOADS.rsplit('/', 1)[0]}; "
+        f"[ -z \"$OK\" ] || dpkg -L $OK 2>/dev/null | grep '/autoload\\.php$' > {DEBIAN_AUTOLOADS}; "
+        "true"
+    )
+
+
 def _has_bootstrap(config: Path) -> bool:
     try:
         text = config.read_text(errors="replace")
@@ -173,7 +233,9 @@ def _tests_dir(repo: Path) -> str:
 
 # --------------------------------------------------------------------------- diagnose
 
-@rule(r"No tests found in class|PHPUnit\\Framework\\Attributes", "test")
+# a configuration of a newer PHPUnit's schema fails validation in an older one
+@rule(r"No tests found in class|PHPUnit\\Framework\\Attributes|"
+      r"Element 'phpunit', attribute '\w+': The attribute '\w+' is not allowed", "test")
 def _phpunit_version(m, plan, phase, step):
     if plan.language is Language.PHP:
         yield from suites_towards(plan, "newer", "the tests want a newer PHPUnit")
@@ -231,11 +293,16 @@ class PhpPlugin:
         setup: list[str] = []
         notes: list[str] = []
         if has_composer and needs_install(repo):
+            debs = apt_packages_step(repo)
+            fallback = f"( {debs}; {_DUMP.format(q='')} )" if debs else _DUMP.format(q="")
             setup.append(
                 "timeout 900 composer install --no-interaction --no-progress --prefer-dist "
-                "|| " + _DUMP.format(q="")
+                "|| " + fallback
             )
             notes.append("composer install (lockfile versions when composer.lock exists)")
+            if debs:
+                notes.append("when Packagist is out of reach, the packages Debian has "
+                             "(php-<vendor>-<name>) are installed from Debian")
         elif has_composer:
             setup.append("composer dump-autoload")
             notes.append("only PHP, extensions and PHPUnit required: the image's are used")
@@ -245,6 +312,12 @@ class PhpPlugin:
             f'rm -f "{REPORT}"',
             "if [ -f composer.json ]; then " + _DUMP.format(q=" -q") + " || true; fi",
             "PHPUNIT=phpunit; [ -x vendor/bin/phpunit ] && PHPUNIT=vendor/bin/phpunit",
+            # the image's PHPUnit loads what vendor/bin/phpunit would have: the project's
+            # autoloader (a repository's own bootstrap may not), and Debian's packages
+            # installed in its place
+            f"printf %s {shlex.quote(PREPEND_PHP)} > {PREPEND}",
+            '[ "$PHPUNIT" = phpunit ] && '
+            f'PHPUNIT="php -d auto_prepend_file={PREPEND} $(command -v phpunit)"',
         ]
         args = f'--log-junit "{REPORT}" --do-not-cache-result --colors=never'
         if config is None:

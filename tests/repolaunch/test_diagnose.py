@@ -127,3 +127,10 @@ def test_java_code_older_than_the_jdk_compiles_at_the_lowest_level_it_has():
     assert action.kind == "shell" and ".mvn/maven.config" in action.value
     assert "-Dmaven.compiler.source=7" in action.value
     assert diagnose(out, plan=plan(Language.GO), phase="setup") == []
+
+
+def test_a_phpunit_configuration_of_a_newer_schema_moves_to_a_newer_suite():
+    out = ("  Line 9:\n  - Element 'phpunit', attribute 'displayDetailsOnSkippedTests': "
+           "The attribute 'displayDetailsOnSkippedTests' is not allowed.\n")
+    on_bookworm = plan(Language.PHP).model_copy(update={"suite": "bookworm"})
+    assert kinds(diagnose(out, plan=on_bookworm, phase="test")) == [("suite", "trixie")]

@@ -11,7 +11,7 @@ from data import samples
 from envs import reports
 from envs.models import Language
 from repolaunch.detect import Detection
-from repolaunch.languages import get
+from repolaunch.languages import get, php
 from repolaunch.languages.php import needs_install
 from tests.repolaunch.conftest import statuses
 from tests.repolaunch.languages.test_c import check_selection_and_instance
@@ -131,8 +131,11 @@ def test_install_fallback_dumps_autoload_dev_and_config_without_bootstrap(tmp_pa
         {"require": {"psr/log": "^3"}, "autoload-dev": {"psr-4": {"T\\": "test/"}}}))
     (tmp_path / "phpunit.xml.dist").write_text('<phpunit colors="true"><testsuites/></phpunit>')
     plan = get("php").plan(tmp_path, Detection(primary=Language.PHP))
+    # Packagist out of reach: Debian's php-psr-log, then the autoloader dumped
+    assert "|| ( echo 'envfactory: Packagist out of reach" in plan.setup_steps[0]
+    assert "for p in php-psr-log; do" in plan.setup_steps[0]
     assert plan.setup_steps[0].endswith(
-        "|| composer dump-autoload --dev || composer dump-autoload")
+        "; composer dump-autoload --dev || composer dump-autoload )")
     assert "composer dump-autoload --dev -q" in plan.test_command
     assert ('[ "$PHPUNIT" = phpunit ] && [ -f vendor/autoload.php ] '
             "&& B='--bootstrap vendor/autoload.php'") in plan.test_command
@@ -141,3 +144,17 @@ def test_install_fallback_dumps_autoload_dev_and_config_without_bootstrap(tmp_pa
         '<phpunit\n  bootstrap="tests/bootstrap.php"><testsuites/></phpunit>')
     plan = get("php").plan(tmp_path, Detection(primary=Language.PHP))
     assert "--bootstrap" not in plan.test_command
+    # the repository's bootstrap does not load vendor/autoload.php (vendor/bin/phpunit
+    # would): the image's PHPUnit gets it, and Debian's autoloaders, prepended
+    assert ('[ "$PHPUNIT" = phpunit ] && PHPUNIT="php -d auto_prepend_file='
+            '/tmp/envfactory-prepend.php $(command -v phpunit)"') in plan.test_command
+
+
+def test_debian_stands_in_for_packagist_by_vendor_and_name_and_skips_tools(tmp_path):
+    (tmp_path / "composer.json").write_text(json.dumps(
+        {"require": {"php": ">=8.1", "ext-json": "*", "psr/log": "^3",
+                     "monolog/monolog": "^3"},
+         "require-dev": {"phpstan/phpstan": "^1", "phpunit/phpunit": "^10",
+                         "symfony/var_dumper": "^6"}}))
+    assert php.debian_candidates(tmp_path) == [
+        ["php-psr-log"], ["php-monolog"], ["php-symfony-var-dumper"]]
