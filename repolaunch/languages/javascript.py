@@ -30,7 +30,9 @@ names for node-tap (``--grep`` filters level by level), one ``--match`` per titl
 tape has no name filter (no per-test template).
 
 ``engines.node`` is checked against the Node.js of each Debian suite (`NODE_BY_SUITE`); a
-range the default suite's Node does not meet gets a plan note naming the suite that fits.
+range the default suite's Node does not meet gets a plan note naming the suite that fits. A
+range newer than every suite's Node gets the oldest major that meets it from the npm
+registry, where Node.js's own builds are published (`REGISTRY_NODE`).
 
 The plan relies on nothing outside the tree but ``node_modules`` (and, for TypeScript, the
 build output), which the repository's ``.gitignore`` keeps through ``git clean -fd``.
@@ -65,10 +67,14 @@ from repolaunch.languages.javascript_detect import (
 )
 from repolaunch.languages.javascript_node import (  # noqa: F401  public here too
     NODE_BY_SUITE,
+    REGISTRY_NODE,
+    REGISTRY_NODE_DIR,
     engines_note,
     locked_runner_engines,
     node_range_fits,
     node_suites,
+    registry_node_major,
+    registry_node_step,
 )
 
 REPORT_DIR = "/tmp/envfactory-tests"
@@ -480,6 +486,12 @@ def make_plan(repo: Path, detection: Detection, language: Language,
     engines = pkg.get("engines") if isinstance(pkg.get("engines"), dict) else {}
     if engines.get("node"):
         notes = (*notes, engines_note(str(engines["node"])))
+        major = registry_node_major(str(engines["node"]))
+        if major is not None:
+            steps = (registry_node_step(major), *steps)
+            env["npm_config_nodedir"] = REGISTRY_NODE_DIR  # node-gyp: its headers, no download
+            notes = (*notes, f"Node.js {major} from the npm registry ({REGISTRY_NODE}): "
+                     "newer than every Debian suite's")
     locked = locked_runner_engines(repo, fw)
     if locked:
         version, spec = locked

