@@ -457,13 +457,21 @@ def _run_tests(b: Builder, env: EnvSpec
             why = "no tests found"
         except reports.ReportParseError as exc:
             results, why = [], f"report unreadable: {exc}"
-        actions = dx.diagnose(res.output, plan=b.plan, phase="test", tried=b.tried)
+        # what failed says why in the report too (a runner that writes its report to a
+        # file prints little): its messages are read with the output
+        failed = "\n".join(r.message for r in results if r.message and r.status in (
+            TestStatus.FAILED, TestStatus.ERROR))[-20_000:]
+        actions = dx.diagnose(f"{res.output}\n{failed}", plan=b.plan, phase="test",
+                              tried=b.tried)
         # A run where something passed is done unless it failed for a cure we know (a test
-        # module missing a package); a run where nothing passed is worth any cure.
+        # module missing a package, a build step the tests read); a run where nothing
+        # passed is worth any cure.
         healthy = any(r.status is TestStatus.PASSED for r in results)
-        if healthy and not any(a.kind == "shell" and "pip install" in a.value
-                               for a in actions):
-            return results, None, spec
+        if healthy:
+            actions = [a for a in actions
+                       if (a.kind == "shell" and "pip install" in a.value) or a.kind == "build"]
+            if not actions:
+                return results, None, spec
         if not actions or b.actions_used >= b.max_steps:
             if healthy:
                 return results, None, spec
@@ -481,6 +489,16 @@ def _run_tests(b: Builder, env: EnvSpec
             continue
         if action.kind == "suite":
             return [], f"suite:{action.value}", spec
+        if action.kind == "build":  # the tests read what it writes: every run builds first
+            before = b.plan
+            b.build_first(action.value)
+            trial = spec.model_copy(update={"test_command": b.plan.test_command})
+            spec_after = _amend_env(b, trial, action)
+            if spec_after is trial:  # the build failed: the tests run as they were
+                b.plan = before
+            else:
+                spec = spec_after
+            continue
         spec = _amend_env(b, spec, action)
 
 

@@ -85,11 +85,15 @@ class Builder:
         tests read what it writes) also runs before every test run, so a patch is built."""
         self.extra_setup.insert(len(self.extra_setup) if at is None else at, action.value)
         if action.kind == "build":
-            first = f"{{ {rebuild_unless_only_tests_changed(action.value)}; }} && "
-            p = self.plan
-            self.plan = p.model_copy(update={
-                k: first + getattr(p, k) for k in ("test_command", "per_test_command",
-                                                   "scope_command") if getattr(p, k)})
+            self.build_first(action.value)
+
+    def build_first(self, step: str) -> None:
+        """Every test run of the plan builds first (`step`), unless only tests changed."""
+        first = f"{{ {rebuild_unless_only_tests_changed(step)}; }} && "
+        p = self.plan
+        self.plan = p.model_copy(update={
+            k: first + getattr(p, k) for k in ("test_command", "per_test_command",
+                                               "scope_command") if getattr(p, k)})
 
     def fix(self, sb: Sandbox, output: str, phase: str, retry: Callable[[], bool],
             step: str = "", depth: int = 0) -> str | None:

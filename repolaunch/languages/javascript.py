@@ -59,11 +59,13 @@ from repolaunch.languages import (
 from repolaunch.languages import javascript_karma as karma
 from repolaunch.languages import javascript_qunit as qunit
 from repolaunch.languages.javascript_detect import (
+    RUNNERS,
     builds_first,
     drop_options,
     expand_scripts,
     read_facts,
     test_script,
+    workspace_tests,
 )
 from repolaunch.languages.javascript_node import (  # noqa: F401  public here too
     NODE_BY_SUITE,
@@ -213,6 +215,25 @@ def framework(detection: Detection, pkg: dict[str, Any]) -> str:
             if name in deps:
                 return name
     return "node-test"
+
+
+def workspace_args(repo: Path, pkg: dict[str, Any], fw: str) -> tuple[list[str], list[str]]:
+    """(arguments, package directories) for a monorepo root without a test script: the
+    test paths each package's script gives `fw` (directories, test files), under the
+    package's directory, or the directory itself; options are the packages' own."""
+    word = next((w for f, w, _, _ in RUNNERS if f == fw), None)
+    args: list[str] = []
+    dirs: list[str] = []
+    for d, sub in workspace_tests(repo, pkg):
+        if word is None or not re.search(word, test_script(sub)):
+            continue
+        dirs.append(d)
+        paths = [a for a in script_args(sub, fw) if not a.startswith("-") and (
+            (repo / d / a).is_dir() or
+            ((repo / d / a).is_file() and re.search(r"test|spec", a, re.I)
+             and not re.search(r"config|rc\.|\.json$", a, re.I)))]
+        args.extend(f"{d}/{a.rstrip('/')}" for a in paths) if paths else args.append(d)
+    return args, dirs
 
 
 def karma_script(pkg: dict[str, Any]) -> str:
@@ -457,6 +478,11 @@ def make_plan(repo: Path, detection: Detection, language: Language,
     args = script_args(pkg, fw) if fw not in ("karma", "qunit") else []
     env = dict(ENV)
     steps, notes = setup_steps(repo, detection)
+    if not test_script(pkg) and fw not in ("karma", "qunit", "tape"):
+        args, dirs = workspace_args(repo, pkg, fw)
+        if dirs:
+            notes = (*notes, f"the workspace root has no test script: {fw} runs its packages' "
+                     f"tests from the root ({', '.join(dirs)})")
     if fw == "karma":
         # a test script that runs mocha too (node-side tests) runs both, reports merged
         mocha = script_args(pkg, "mocha") if re.search(r"\bmocha\b", test_script(pkg)) \
@@ -524,7 +550,9 @@ def make_plan(repo: Path, detection: Detection, language: Language,
 # The tests import what a build step writes (a monorepo's packages/*/lib, a dist/): seen
 # at build time by the check (`unbuilt_check`, on the test patch's files), else in a test run.
 UNBUILT = (r"Cannot find module '[^']*/(?:dist|build|lib|out)/[^']*'|"
-           r"Error: Cannot find module '\.\./(?:dist|build|lib)")
+           r"Error: Cannot find module '\.\./(?:dist|build|lib)|"
+           # Vite: a workspace package whose entry (package.json main/exports) is built
+           r"Failed to resolve entry for package \"[^\"]+\"")
 
 
 def unbuilt_check(per_test: str) -> str:

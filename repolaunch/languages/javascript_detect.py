@@ -5,6 +5,7 @@ files, imports of ``node:test``), Node.js and TypeScript versions."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from envs.models import Language
@@ -72,12 +73,50 @@ _JS_RUNNERS = (  # (framework, word in scripts.test, dependency names, config-fi
 )
 
 
+RUNNERS = _JS_RUNNERS
+
+
 def test_script(pkg: dict[str, Any]) -> str:
     """``scripts.test``, with the scripts it runs expanded in place ("" when it is npm's
     placeholder)."""
     scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
     script = str(scripts.get("test", ""))
     return "" if "no test specified" in script else expand_scripts(scripts, script)
+
+
+def workspace_globs(root: Path, pkg: dict[str, Any]) -> list[str]:
+    """The workspace package globs: package.json's ``workspaces`` (a list, or Yarn's
+    ``{"packages": [...]}``), else pnpm-workspace.yaml's ``packages``."""
+    ws = pkg.get("workspaces")
+    if isinstance(ws, dict):
+        ws = ws.get("packages")
+    if isinstance(ws, list):
+        return [str(g) for g in ws if isinstance(g, str)]
+    try:
+        import yaml
+
+        doc = yaml.safe_load((root / "pnpm-workspace.yaml").read_text(encoding="utf-8"))
+    except Exception:  # unreadable, not YAML
+        return []
+    pkgs = doc.get("packages") if isinstance(doc, dict) else None
+    return [str(g) for g in pkgs if isinstance(g, str)] if isinstance(pkgs, list) else []
+
+
+def workspace_tests(root: Path, pkg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(directory, package.json) of each workspace package with a test script, when the
+    root has none of its own: the suites a monorepo's packages run one by one."""
+    if test_script(pkg):
+        return []
+    out: list[tuple[str, dict[str, Any]]] = []
+    for glob in workspace_globs(root, pkg):
+        if glob.startswith("!") or ".." in glob:
+            continue
+        for d in sorted(root.glob(glob.rstrip("/"))):
+            sub = read_json((d / "package.json").read_text(encoding="utf-8", errors="replace")) \
+                if (d / "package.json").is_file() else {}
+            if isinstance(sub, dict) and test_script(sub):
+                out.append((d.relative_to(root).as_posix(), sub))
+    return out
 
 
 def builds_first(pkg: dict[str, Any], framework: str) -> bool:
@@ -141,6 +180,8 @@ def read_facts(tree: Tree, language: Language) -> Facts:
     main_script = test_script(pkg)
     if main_script:
         f.extra["test_script"] = main_script
+    else:  # a monorepo's root: the runner its packages' test scripts name
+        main_script = " ; ".join(test_script(sub) for _, sub in workspace_tests(tree.root, pkg))
     other_scripts = " ; ".join(str(v) for k, v in scripts.items() if "test" in k and k != "test")
     found = None
     for script in (main_script, other_scripts):

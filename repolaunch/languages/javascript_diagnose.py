@@ -52,8 +52,21 @@ def _native_module_era(m, plan, phase, step):
 @rule(UNBUILT, "setup,test")
 def _build_step(m, plan, phase, step):
     if plan.language.value in ("javascript", "typescript"):
-        yield Action("build", "npm run build --if-present", "a build step is missing (the "
-                     "tests read what it writes: every test run builds first)")
+        yield Action("build", build_command(plan), "a build step is missing (the tests read "
+                     "what it writes: every test run builds first)")
+
+
+def build_command(plan) -> str:
+    """The root's ``build`` script; at a workspace root without one, every package's, as
+    the manager runs them (pnpm in dependency order; npm by its ``workspaces``). A package
+    that does not build (a docs site) does not stop the others or the tests: what stays
+    unbuilt shows in the tests that need it."""
+    m = re.search(r"npx --yes pnpm@[\w.-]+", " ".join(plan.setup_steps))
+    pnpm = m.group(0) if m else "npx --yes pnpm"
+    return ("if node -e \"process.exit((require('./package.json').scripts || {}).build ? 0 : 1)\"; "
+            "then npm run build; "
+            f"elif [ -f pnpm-workspace.yaml ]; then {pnpm} -r --no-bail --if-present run build "
+            "|| true; else npm run build --workspaces --if-present || true; fi")
 
 
 @rule(r"ETARGET|No matching version found for|notarget", "setup")

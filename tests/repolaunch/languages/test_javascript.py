@@ -22,6 +22,7 @@ from repolaunch.detect import Detection, detect
 from repolaunch.languages import Plan
 from repolaunch.languages import javascript as js
 from repolaunch.languages import javascript_node as js_node
+from repolaunch.languages.javascript_diagnose import build_command
 from tests.repolaunch.conftest import SETUP_LIMITS, statuses
 
 JS_SAMPLES = [s.name for s in samples.all_samples(Language.JAVASCRIPT)]
@@ -556,7 +557,10 @@ def test_tests_that_need_a_build_step_are_found_at_build_time(tmp_path):
         res = subprocess.run(["bash", "-c", check], capture_output=True, text=True)
         assert (res.returncode == 0) is ok and output.strip() in res.stdout
     got = [(a.kind, a.value) for a in diagnose(unbuilt, plan=plan, phase="setup")]
-    assert ("build", "npm run build --if-present") in got
+    assert ("build", build_command(plan)) in got
+    vite = 'Error: Failed to resolve entry for package "@scope/polyfill". The package may ...\n'
+    assert ("build", build_command(plan)) in [
+        (a.kind, a.value) for a in diagnose(vite, plan=plan, phase="test")]
     # the line that says so is printed last, where the diagnosis reads, however long the log
     runner = f"printf %s {shlex.quote(unbuilt)}; head -c 40000 /dev/zero | tr '\\0' x; exit 1"
     check = js.unbuilt_check(runner).replace("/tmp/envfactory-tests", str(tmp_path / "r"))
@@ -615,3 +619,52 @@ def test_a_fixture_in_the_scope_stands_for_the_tests_beside_its_fixtures_directo
     assert res.returncode == 0, res.stderr
     (args,) = (tmp_path / "args").read_text().splitlines()
     assert args.split()[-2:] == ["pkg/test/", "src/a.test.js"]
+
+
+def test_the_build_step_at_a_workspace_root_builds_every_package(tmp_path):
+    """npm's workspaces, run for real with the host's Node and npm: a root with no build
+    script builds each package that has one; one that fails does not stop the others."""
+    import subprocess
+
+    (tmp_path / "package.json").write_text(json.dumps(
+        {"name": "root", "private": True, "workspaces": ["packages/*"]}))
+    for name, build in (("a", "node -e \"require('fs').writeFileSync('built','a')\""),
+                        ("b", "exit 3"), ("c", None)):
+        d = tmp_path / "packages" / name
+        d.mkdir(parents=True)
+        scripts = {"build": build} if build else {}
+        (d / "package.json").write_text(json.dumps({"name": name, "scripts": scripts}))
+    plan = _plan_for(tmp_path, {"name": "root", "private": True, "workspaces": ["packages/*"]})
+    res = subprocess.run(["bash", "-c", build_command(plan)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "packages" / "a" / "built").read_text() == "a"
+    # a root with its own build script runs that
+    (tmp_path / "package.json").write_text(json.dumps(
+        {"name": "root", "scripts": {"build": "node -e \"require('fs').writeFileSync('r','1')\""}}))
+    subprocess.run(["bash", "-c", build_command(plan)], cwd=tmp_path, check=True,
+                   capture_output=True, timeout=120)
+    assert (tmp_path / "r").is_file()
+
+
+def test_a_workspace_root_without_a_test_script_runs_its_packages_suites(tmp_path):
+    """The runner the packages' test scripts name, from the root, over each package's test
+    paths (its directory when the script names none); options and config files stay out."""
+    (tmp_path / "package.json").write_text(json.dumps(
+        {"name": "root", "private": True, "devDependencies": {"vitest": "^3"},
+         "scripts": {"release:check": "node --test scripts/x.test.mjs"}}))
+    (tmp_path / "pnpm-workspace.yaml").write_text("packages:\n  - 'packages/*'\n")
+    for name, script in (("core", "pnpm run test:unit"), ("poly", "vitest --run"),
+                         ("docs", None)):
+        d = tmp_path / "packages" / name
+        (d / "src").mkdir(parents=True)
+        scripts = {"test": script, "test:unit": "node check.mjs && vitest --run src "
+                   "--config vitest.other.config.ts"} if script else {}
+        (d / "package.json").write_text(json.dumps({"name": name, "scripts": scripts}))
+    (tmp_path / "packages" / "core" / "vitest.other.config.ts").write_text("export default 1\n")
+    det = detect(tmp_path)
+    assert det.test_framework == "vitest"  # not node's, from the root's release script
+    plan = js.JavaScriptPlugin().plan(tmp_path, det)
+    assert plan.test_command.endswith("--passWithNoTests packages/core/src packages/poly")
+    assert any("no test script" in n and "packages/core, packages/poly" in n
+               for n in plan.notes), plan.notes
