@@ -12,6 +12,7 @@ actions one by one and rolls back those that do not help.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -83,6 +84,24 @@ def apt_action(pkg: str, why: str) -> Action:
     """Install a Debian package in the build container."""
     return Action("shell", f"apt-get update -qq && apt-get install -y -qq --no-install-recommends "
                   f"{pkg}", why)
+
+
+def apt_install_available(groups: list[list[str]], banner: str) -> str:
+    """Shell: of each group of Debian package names (alternatives), the first apt knows;
+    all installed in one apt call and, should that fail, one by one. ``$OK`` holds the
+    names after it; it never fails (what Debian lacks is left out)."""
+    pick = " ".join(
+        "for p in " + " ".join(g) + '; do if apt-cache show "$p" >/dev/null 2>&1; then '
+        'OK="$OK $p"; break; fi; done;' for g in groups)
+    return (
+        f"echo {shlex.quote('envfactory: ' + banner)}; "
+        f"apt-get update -qq >/dev/null 2>&1; OK=; {pick} "
+        'echo "envfactory: from Debian:$OK"; '
+        "[ -z \"$OK\" ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+        "--no-install-recommends $OK >/dev/null 2>&1 || for p in $OK; do "
+        "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
+        '"$p" >/dev/null 2>&1 || echo "envfactory: apt could not install $p"; done; true'
+    )
 
 
 @rule(r"fatal error: ([\w/.+-]+\.h(?:pp)?|[\w/]+/[\w]+): No such file or directory")

@@ -29,7 +29,7 @@ from pathlib import Path
 from envs.config import get_settings
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, read_json
-from repolaunch.diagnose import rule, suites_towards
+from repolaunch.diagnose import apt_install_available, rule, suites_towards
 from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory-phpunit.xml"
@@ -199,18 +199,10 @@ def apt_packages_step(repo: Path) -> str | None:
     groups = debian_candidates(repo)
     if not groups:
         return None
-    pick = " ".join(
-        "for p in " + " ".join(g) + '; do if apt-cache show "$p" >/dev/null 2>&1; then '
-        'OK="$OK $p"; break; fi; done;' for g in groups)
     return (
-        "echo 'envfactory: Packagist out of reach: installing the packages Debian has'; "
-        f"apt-get update -qq >/dev/null 2>&1; OK=; {pick} "
-        'echo "envfactory: from Debian:$OK"; '
-        "[ -z \"$OK\" ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
-        "--no-install-recommends $OK >/dev/null 2>&1 || for p in $OK; do "
-        "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
-        '"$p" >/dev/null 2>&1 || echo "envfactory: apt could not install $p"; done; '
-        f"mkdir -p {DEBIAN_AUTOLOADS.rsplit('/', 1)[0]}; "
+        apt_install_available(groups, "Packagist out of reach: installing the packages "
+                                      "Debian has")
+        + f"; mkdir -p {DEBIAN_AUTOLOADS.rsplit('/', 1)[0]}; "
         f"[ -z \"$OK\" ] || dpkg -L $OK 2>/dev/null | grep '/autoload\\.php$' > {DEBIAN_AUTOLOADS}; "
         "true"
     )

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree, first_match
-from repolaunch.diagnose import apt_action, rule
+from repolaunch.diagnose import apt_action, apt_install_available, rule
 from repolaunch.languages import Plan, Traits, register
 
 REPORT = "/tmp/envfactory-rspec.json"
@@ -114,17 +114,8 @@ def apt_gems_step(repo: Path) -> str | None:
     pkgs = debian_packages(gem_names(repo))
     if not pkgs:
         return None
-    return (
-        "echo 'envfactory: RubyGems out of reach: installing the gems Debian packages'; "
-        "apt-get update -qq >/dev/null 2>&1; OK=; "
-        f"for p in {' '.join(pkgs)}; do "
-        'apt-cache show "$p" >/dev/null 2>&1 && OK="$OK $p"; done; '
-        'echo "envfactory: from Debian:$OK"; '
-        "[ -z \"$OK\" ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
-        "--no-install-recommends $OK >/dev/null 2>&1 || for p in $OK; do "
-        "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
-        '"$p" >/dev/null 2>&1 || echo "envfactory: apt could not install $p"; done; true'
-    )
+    return apt_install_available([[p] for p in pkgs],
+                                 "RubyGems out of reach: installing the gems Debian packages")
 
 
 def has_rake_test_task(repo: Path) -> bool:
