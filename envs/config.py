@@ -50,6 +50,11 @@ class Settings(BaseSettings):
     )
     llm_model: str = Field(default="default", description="model name sent to llm_url")
     llm_api_key: str | None = Field(default=None, description="bearer token for llm_url")
+    policy_model: str = Field(
+        default="smollm2", description="the bundled policy: smollm2 (SmolLM2-135M-Instruct) or tiny"
+    )
+    policy_device: str = Field(default="cpu", description="torch device of the policy: cpu, cuda")
+    policy_lora_rank: int = Field(default=8, description="LoRA rank of the trained adapter")
 
     @property
     def registry_url(self) -> str:

@@ -1,0 +1,141 @@
+"""`envfactory policy serve|eval|train`: the bundled policy from the command line.
+
+Every command takes --json (stdout then carries only JSON) and fails with one line.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+import typer
+
+from synth.cli import CLIError, err, out
+from synth.cli import command as _command
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def command(fn: F) -> F:
+    """synth's one-line error wrapper, with the policy's own failures read as such."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RuntimeError as exc:  # PolicyUnavailable, a server that did not start
+            raise CLIError(str(exc)) from None
+
+    return _command(wrapper)  # type: ignore[return-value]
+
+app = typer.Typer(help="The bundled policy: serve it, evaluate it, train it.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+DATA_POLICY = Path(__file__).resolve().parent.parent / "data" / "policy"
+
+
+def _settings() -> Any:
+    from envs.config import get_settings
+
+    return get_settings()
+
+
+def _need_extra() -> None:
+    from policy.model import PolicyUnavailable, gguf_path
+
+    try:
+        import fastapi  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as e:
+        raise PolicyUnavailable(f"the policy needs the .[policy] extra ({e.name} is missing): "
+                                "pip install -e '.[policy]'") from None
+    gguf_path()
+
+
+@app.command()
+@command
+def serve(
+    model: str = typer.Option(None, "--model", help="smollm2 or tiny (ENVFACTORY_POLICY_MODEL)"),
+    ranks: int = typer.Option(2, "--ranks", help="server processes behind the router"),
+    adapter: Optional[Path] = typer.Option(None, "--adapter", help="a trained adapter"),
+    routing: str = typer.Option("affine", "--routing", help="affine or random"),
+    device: str = typer.Option(None, "--device", help="cpu or cuda (ENVFACTORY_POLICY_DEVICE)"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Start N servers and the router; print the OpenAI base URL; serve until Ctrl-C."""
+    from policy.cluster import Cluster
+
+    _need_extra()
+    s = _settings()
+    with Cluster(model=model or s.policy_model, ranks=ranks, adapter=adapter, routing=routing,
+                 device=device or s.policy_device) as c:
+        info = {"url": c.url + "/v1", "ranks": c.upstreams, "logs": str(c.log_dir)}
+        if as_json:
+            sys.stdout.write(json.dumps(info) + "\n")
+            sys.stdout.flush()
+        else:
+            out.print(f"serving {model or s.policy_model} at {info['url']} "
+                      f"({ranks} ranks; set ENVFACTORY_LLM_URL to it); Ctrl-C stops")
+        try:
+            while all(p.poll() is None for p, _, _ in c.procs):
+                time.sleep(1)
+        except KeyboardInterrupt:
+            return
+        raise RuntimeError(f"a policy process exited; see {c.log_dir}")
+
+
+@app.command("eval")
+@command
+def evaluate(
+    recipe: str = typer.Option("bundled", "--recipe", help="which held-out splits"),
+    adapter: list[Path] = typer.Option([], "--adapter",
+                                       help="NAME=PATH (repeat); 'base' is always first"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """pass@1 on held-out terminal tasks (by family and by parameters), all models in one run."""
+    from policy.recipes import compare, get_recipe
+
+    _need_extra()
+    models: dict[str, Path | None] = {"base": None}
+    for item in adapter:
+        name, _, path = str(item).partition("=")
+        if not path:
+            raise ValueError(f"--adapter {item}: expected NAME=PATH")
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"--adapter {name}: no file at {path}")
+        models[name] = Path(path)
+    result = compare(get_recipe(recipe), models, log=lambda m: err.print(m))
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        return
+    for name, row in result["table"].items():
+        lo, hi = row["ci95"]
+        out.print(f"{name:10} pass@1 {row['pass@1']:.3f} ({row['solved']}/{row['n']}, "
+                  f"95% CI {lo:.3f}-{hi:.3f})")
+    for pair, m in result["margins"].items():
+        out.print(f"{pair}: {m['margin']:+.3f} (95% CI {m['lo']:+.3f} to {m['hi']:+.3f})")
+
+
+@app.command()
+@command
+def train(
+    recipe: str = typer.Option("bundled", "--recipe", help="bundled (SmolLM2) or ci (tiny)"),
+    mode: str = typer.Option("sync", "--mode", help="sync (colocated) or async"),
+    out_dir: Path = typer.Option(DATA_POLICY, "--out", help="where the adapter is written"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """SFT on reference trajectories, then RL against live servers; writes the adapter."""
+    from policy.recipes import get_recipe, train_recipe
+
+    _need_extra()
+    summary = train_recipe(get_recipe(recipe), out_dir, mode=mode,
+                           log=lambda m: err.print(m, highlight=False))
+    if as_json:
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    else:
+        out.print(f"adapter: {summary['adapter']} ({summary['wall_s']:.0f}s)")

@@ -1,0 +1,206 @@
+"""Seeded training recipes, the task splits they use, and pass@1 evaluation.
+
+Splits of synthesized terminal tasks are held out two ways: by **family** (every fourth
+family in name order never appears in training) and by **parameters** (the training
+families drafted again from seeds training never used). The bundled adapter in
+`data/policy/` is what `envfactory policy train --recipe bundled` writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from policy.train import Learner, RLConfig, run_rl, sft_example, write_log
+
+TRAIN_SEEDS = range(0, 10_000)
+HELDOUT_SEED_BASE = 1_000_000  # parameter hold-out: seeds training never draws
+
+
+class Recipe(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    model: str
+    seed: int = 0
+    train_per_family: int = 4
+    sft_steps: int = 40
+    sft_batch: int = 4
+    sft_lr: float = 3e-4
+    rl_steps: int = 8
+    rl_tasks_per_step: int = 2
+    group_size: int = 4
+    rl_lr: float = 5e-5
+    tau: int = 1
+    references: int = 1  # one oracle trajectory per RL group (see RLConfig)
+    max_tokens: int = 256
+    ranks: int = 2
+    eval_per_split: int = 32  # held-out tasks per split (family, parameters): 64 in all
+
+
+RECIPES = {
+    "bundled": Recipe(name="bundled", model="smollm2"),
+    "ci": Recipe(name="ci", model="tiny", train_per_family=1, sft_steps=2, sft_batch=2,
+                 rl_steps=1, rl_tasks_per_step=1, group_size=2, max_tokens=48,
+                 eval_per_split=2),
+}
+
+
+def get_recipe(name: str) -> Recipe:
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise ValueError(f"unknown recipe {name!r}; known: {', '.join(RECIPES)}") from None
+
+
+def split_families() -> tuple[list[str], list[str]]:
+    """(training families, held-out families): every fourth family by name is held out."""
+    from synth.families import all_families
+
+    names = sorted(all_families())
+    held = [n for i, n in enumerate(names) if i % 4 == 3]
+    return [n for n in names if n not in held], held
+
+
+def make_tasks(families: list[str], per_family: int, seed_base: int) -> list[Any]:
+    """Draft and implement `per_family` tasks of each family from consecutive seeds."""
+    from synth.draft import draft
+    from synth.families import get_family
+    from synth.implement import implement
+
+    out = []
+    for fam in families:
+        for k in range(per_family):
+            seed = seed_base + k
+            out.append(implement(draft(get_family(fam), seed, task_id=f"pol-{fam}-{seed}")))
+    return out
+
+
+def splits(recipe: Recipe) -> dict[str, list[Any]]:
+    train_fams, held_fams = split_families()
+    per_held = max(1, math.ceil(recipe.eval_per_split / max(len(held_fams), 1)))
+    per_param = max(1, math.ceil(recipe.eval_per_split / max(len(train_fams), 1)))
+    return {
+        "train": make_tasks(train_fams, recipe.train_per_family, recipe.seed * 100),
+        "heldout_family": make_tasks(held_fams, per_held, HELDOUT_SEED_BASE)[
+            :recipe.eval_per_split],
+        "heldout_params": make_tasks(train_fams, per_param, HELDOUT_SEED_BASE)[
+            :recipe.eval_per_split],
+    }
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson interval of a proportion."""
+    if n == 0:
+        return 0.0, 0.0
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+def paired_margin(a: list[float], b: list[float], z: float = 1.96) -> dict[str, float]:
+    """Mean of b - a over the same tasks, with a normal 95% interval (paired)."""
+    diffs = [y - x for x, y in zip(a, b, strict=True)]
+    n = len(diffs)
+    if n == 0:
+        return {"margin": 0.0, "lo": 0.0, "hi": 0.0, "n": 0}
+    m = sum(diffs) / n
+    sd = math.sqrt(sum((d - m) ** 2 for d in diffs) / max(n - 1, 1))
+    h = z * sd / math.sqrt(n)
+    return {"margin": m, "lo": m - h, "hi": m + h, "n": n}
+
+
+def evaluate(tasks: list[Any], base_url: str, *, max_tokens: int, concurrency: int = 8,
+             tag: str = "eval") -> list[float | None]:
+    """pass@1 per task: one greedy rollout each; None where the infrastructure failed."""
+    from policy.rollout import rollout_groups
+
+    groups = asyncio.run(rollout_groups(tasks, base_url=base_url, group_size=1,
+                                        concurrency=concurrency, tag=tag, temperature=0.0,
+                                        max_tokens=max_tokens, max_turns=3))
+    return [g[0].reward for g in groups]
+
+
+def train_recipe(recipe: Recipe, out_dir: Path, *, mode: str = "sync",
+                 log: Callable[[str], None] = print) -> dict[str, Any]:
+    """SFT, then RL against live servers; writes the adapter, the step log and a summary."""
+    import random
+
+    import torch
+
+    from policy.cluster import Cluster
+    from policy.model import load_policy, save_adapter
+
+    t0 = time.monotonic()
+    torch.manual_seed(recipe.seed)
+    rng = random.Random(recipe.seed)
+    data = splits(recipe)
+    policy = load_policy(recipe.model, seed=recipe.seed)
+    work = out_dir / "work"
+    learner = Learner(policy, lr=recipe.sft_lr, out_dir=work)
+    examples = [sft_example(policy, t) for t in data["train"]]
+    for step in range(recipe.sft_steps):
+        batch = rng.sample(examples, min(recipe.sft_batch, len(examples)))
+        loss = learner.sft_step(batch)
+        log(f"sft {step + 1}/{recipe.sft_steps} loss {loss:.4f}")
+    sft_path = save_adapter(policy.adapter_state(), out_dir / "adapter-sft.safetensors",
+                            {"recipe": recipe.name, "stage": "sft"})
+    for g in learner.opt.param_groups:
+        g["lr"] = recipe.rl_lr
+    cfg = RLConfig(group_size=recipe.group_size, tau=recipe.tau, max_tokens=recipe.max_tokens,
+                   references=recipe.references)
+    steps_log = work / "rl-steps.jsonl"
+    with Cluster(model=recipe.model, ranks=recipe.ranks, adapter=sft_path,
+                 log_dir=work / "logs") as cluster:
+        logs = run_rl(learner, data["train"], push=cluster.push, base_url=cluster.url, cfg=cfg,
+                      steps=recipe.rl_steps, mode=mode,
+                      tasks_per_step=recipe.rl_tasks_per_step,
+                      log=lambda e: (write_log(steps_log, e),
+                                     log(f"rl step {e.step + 1}: v{e.version} "
+                                         f"{json.dumps(e.stats)}")))
+    final = save_adapter(policy.adapter_state(), out_dir / "adapter.safetensors",
+                         {"recipe": recipe.name, "model": recipe.model, "stage": "sft+rl"})
+    summary = {"recipe": recipe.model_dump(), "mode": mode, "adapter": str(final),
+               "sft_adapter": str(sft_path), "train_tasks": len(data["train"]),
+               "rl_steps": len(logs), "wall_s": time.monotonic() - t0,
+               "masked_frac": [e.stats.get("masked_frac") for e in logs]}
+    (out_dir / "train.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def compare(recipe: Recipe, adapters: dict[str, Path | None], *,
+            log: Callable[[str], None] = print) -> dict[str, Any]:
+    """pass@1 of each named adapter (None: the base model) on both held-out splits, in one
+    run, with Wilson intervals and paired margins between consecutive models."""
+    from policy.cluster import Cluster
+
+    data = splits(recipe)
+    held = data["heldout_family"] + data["heldout_params"]
+    scores: dict[str, list[float | None]] = {}
+    for name, adapter in adapters.items():
+        with Cluster(model=recipe.model, ranks=recipe.ranks, adapter=adapter) as cluster:
+            scores[name] = evaluate(held, cluster.url, max_tokens=recipe.max_tokens,
+                                    tag=f"eval-{name}")
+        log(f"{name}: {sum(s or 0 for s in scores[name])}/{len(held)}")
+    valid = [i for i in range(len(held)) if all(scores[m][i] is not None for m in scores)]
+    table = {}
+    for name, s in scores.items():
+        k = sum(int(s[i] == 1.0) for i in valid)
+        table[name] = {"pass@1": k / len(valid) if valid else 0.0, "solved": k,
+                       "n": len(valid), "ci95": wilson(k, len(valid))}
+    names = list(scores)
+    margins = {f"{b} - {a}": paired_margin([float(scores[a][i] or 0) for i in valid],
+                                           [float(scores[b][i] or 0) for i in valid])
+               for a, b in itertools.pairwise(names)}
+    return {"heldout": len(held), "valid": len(valid), "table": table, "margins": margins,
+            "infrastructure_failures": len(held) - len(valid)}

@@ -1,0 +1,163 @@
+"""The agent loop: the policy server drives an episode through tool calls, recorded as TITO.
+
+Each turn asks the server (or the router in front of N of them) for a chat completion with
+the episode's tools, sending the rollout id (for prefix-affine routing) and the previous
+turn's ids as `prefix_ids` (so nothing generated is re-tokenized). The first tool call of an
+answer is stepped in the environment; the episode ends at `submit`, at an answer without a
+tool call, or after `max_turns`, and is then verified. An infrastructure failure gives
+reward None (the trainer leaves the sample out), never 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from policy.tito import Trajectory, Turn
+
+
+async def _complete(client: Any, base_url: str, body: dict[str, Any]) -> dict[str, Any]:
+    resp = await client.post(base_url.rstrip("/") + "/v1/chat/completions", json=body)
+    if resp.status_code != 200:
+        raise RuntimeError(f"policy server: HTTP {resp.status_code}: {resp.text[:300]}")
+    return resp.json()
+
+
+async def rollout(task: Any, *, base_url: str, rollout_id: str, group: str, pool: Any = None,
+                  client: Any = None, max_turns: int = 3, max_tokens: int = 256,
+                  temperature: float = 1.0, seed: int = 0, step_timeout: float = 60.0
+                  ) -> Trajectory:
+    """One episode of `task` driven by the policy at `base_url`."""
+    import httpx
+
+    import envs
+    from envs.api import EpisodeError
+    from envs.models import FailureKind
+
+    own = client is None
+    client = client or httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0))
+    env = envs.make(task, pool=pool, max_steps=max_turns + 1, step_timeout=step_timeout)
+    turns: list[Turn] = []
+    messages: list[dict[str, Any]] = []
+    task_id = getattr(task, "task_id", None) or getattr(task, "instance_id", str(task))
+    try:
+        obs, _ = await env.reset(seed=seed, rollout_id=rollout_id)
+        messages = [dict(m) for m in obs.messages]
+        tools = env.tools()
+        prefix: list[int] | None = None
+        for t in range(max_turns):
+            body: dict[str, Any] = {"messages": messages, "tools": tools,
+                                    "max_tokens": max_tokens, "temperature": temperature,
+                                    "seed": seed * 1000 + t, "rollout_id": rollout_id}
+            if prefix is not None:
+                body["prefix_ids"] = prefix
+            choice = (await _complete(client, base_url, body))["choices"][0]
+            tito = choice["tito"]
+            turns.append(Turn(prompt_ids=tuple(tito["prompt_ids"]),
+                              output_ids=tuple(tito["output_ids"]),
+                              logprobs=tuple(tito["logprobs"]), version=tito["version"]))
+            prefix = list(tito["prompt_ids"]) + list(tito["output_ids"])
+            msg = choice["message"]
+            calls = msg.get("tool_calls") or []
+            messages.append({k: v for k, v in msg.items() if v is not None}
+                            | {"tool_calls": calls[:1]} if calls else msg)
+            if not calls:
+                break
+            step = await env.step(calls[0])
+            messages += [dict(m) for m in step.observation.messages]
+            if calls[0]["function"]["name"] == "submit" or step.terminated or step.truncated:
+                break
+        verdict = await env.verify()
+        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group,
+                          turns=tuple(turns), reward=verdict.reward,
+                          failure=verdict.failure.value, messages=tuple(messages))
+    except EpisodeError as e:
+        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group,
+                          turns=tuple(turns), reward=None,
+                          failure=(e.failure if e.failure != FailureKind.NONE
+                                   else FailureKind.ENV_COLLAPSE).value,
+                          messages=tuple(messages))
+    finally:
+        await env.close()
+        if own:
+            await client.aclose()
+
+
+async def reference_rollout(task: Any, *, base_url: str, rollout_id: str, group: str,
+                            pool: Any = None, client: Any = None, seed: int = 0) -> Trajectory:
+    """The oracle as a trajectory: its one tool call (`policy.train.reference_target`) is
+    stepped in a real episode and verified, and the server scores its tokens, so it carries
+    behaviour log-probs and a weight version like a sampled rollout."""
+    import httpx
+
+    import envs
+    from envs.actions import tools as action_tools
+    from envs.api import EpisodeError
+    from policy.chat import parse_tool_calls
+    from policy.train import reference_target
+
+    own = client is None
+    client = client or httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0))
+    env = envs.make(task, pool=pool, max_steps=2)
+    task_id = getattr(task, "task_id", None) or getattr(task, "instance_id", str(task))
+    try:
+        obs, _ = await env.reset(seed=seed, rollout_id=rollout_id)
+        messages = [dict(m) for m in obs.messages]
+        target = reference_target(task)
+        first = await _complete(client, base_url, {"messages": messages, "tools": action_tools(),
+                                                   "max_tokens": 1, "rollout_id": rollout_id})
+        prompt = first["choices"][0]["tito"]["prompt_ids"]
+        # the target's ids: the tokenizer's, through the server, so the trainer never makes any
+        tok = await client.post(base_url.rstrip("/") + "/tokenize", json={"text": target})
+        tok.raise_for_status()
+        out_ids = tok.json()["ids"]
+        scored = await client.post(base_url.rstrip("/") + "/v1/completions",
+                                   json={"prompt": prompt + out_ids, "max_tokens": 0,
+                                         "echo": True, "rollout_id": rollout_id})
+        scored.raise_for_status()
+        tito = scored.json()["choices"][0]["tito"]
+        turn = Turn(prompt_ids=tuple(prompt), output_ids=tuple(out_ids),
+                    logprobs=tuple(tito["prompt_logprobs"][len(prompt):]),
+                    version=tito["version"])
+        _, calls = parse_tool_calls(target)
+        step = await env.step(calls[0])
+        verdict = await env.verify()
+        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group, turns=(turn,),
+                          reward=verdict.reward, failure=verdict.failure.value,
+                          messages=tuple(messages + [dict(m) for m in step.observation.messages]))
+    except EpisodeError as e:
+        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group, reward=None,
+                          failure=e.failure.value)
+    finally:
+        await env.close()
+        if own:
+            await client.aclose()
+
+
+async def rollout_groups(tasks: Sequence[Any], *, base_url: str, group_size: int,
+                         pool: Any = None, concurrency: int = 8, tag: str = "r",
+                         references: int = 0, **kw: Any) -> list[list[Trajectory]]:
+    """`group_size` rollouts of every task, at most `concurrency` at once; one list per task.
+    With `references`, each group also gets that many oracle trajectories
+    (`reference_rollout`): a group whose samples all fail then still has a signal."""
+    import httpx
+
+    sem = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0)) as client:
+        async def one(ti: int, gi: int) -> Trajectory:
+            async with sem:
+                return await rollout(tasks[ti], base_url=base_url, pool=pool, client=client,
+                                     rollout_id=f"{tag}-{ti}-{gi}", group=f"{tag}-{ti}",
+                                     seed=ti * 100 + gi, **kw)
+        async def ref(ti: int, k: int) -> Trajectory:
+            async with sem:
+                return await reference_rollout(tasks[ti], base_url=base_url, pool=pool,
+                                               client=client, rollout_id=f"{tag}-{ti}-ref{k}",
+                                               group=f"{tag}-{ti}")
+        flat = await asyncio.gather(*(one(ti, gi) for ti in range(len(tasks))
+                                      for gi in range(group_size)))
+        refs = await asyncio.gather(*(ref(ti, k) for ti in range(len(tasks))
+                                      for k in range(references)))
+    return [list(flat[i * group_size:(i + 1) * group_size])
+            + list(refs[i * references:(i + 1) * references]) for i in range(len(tasks))]

@@ -1,0 +1,40 @@
+"""The policy's CLI fails in one line; synth uses the policy server as its LLM backend."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from envs.config import reset_settings_cache
+from policy.cluster import Cluster
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "envfactory.cli", "policy", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_unknown_recipe_and_bad_adapter_are_one_line_errors(tmp_path):
+    r = run_cli("train", "--recipe", "nope", "--out", str(tmp_path))
+    assert r.returncode == 1
+    assert r.stderr.strip() == "error: unknown recipe 'nope'; known: bundled, ci"
+    r = run_cli("eval", "--adapter", str(tmp_path / "missing.safetensors"))
+    assert r.returncode == 1 and "expected NAME=PATH" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_synth_drafts_through_the_policy_server(monkeypatch, tmp_path):
+    from synth.draft import llm_rephrase
+
+    with Cluster(model="tiny", ranks=1, log_dir=tmp_path) as c:
+        monkeypatch.setenv("ENVFACTORY_LLM_URL", c.url + "/v1")
+        monkeypatch.setenv("ENVFACTORY_LLM_MODEL", "tiny")
+        reset_settings_cache()
+        try:
+            answer = llm_rephrase("Count the lines of /app/data.txt into /app/out.txt.\n")
+        finally:
+            reset_settings_cache()
+        served = c.stats()["ranks"][0]
+    assert served["requests"] == 1 and served["output_tokens"] > 0
+    # a random tiny model cannot keep the paths: synth keeps its template, as it should
+    assert answer is None
