@@ -16,11 +16,29 @@ from typing import Any
 
 from policy.tito import Trajectory, Turn
 
+POLICY_SERVER = "POLICY_SERVER"  # the failure kind of a trajectory the servers failed
+
+
+class PolicyServerError(RuntimeError):
+    """The policy servers did not answer: the sample is infrastructure's, reward None."""
+
+
+def _client() -> Any:
+    import httpx
+
+    return httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0),
+                             limits=httpx.Limits(keepalive_expiry=30.0))
+
 
 async def _complete(client: Any, base_url: str, body: dict[str, Any]) -> dict[str, Any]:
-    resp = await client.post(base_url.rstrip("/") + "/v1/chat/completions", json=body)
+    import httpx
+
+    try:
+        resp = await client.post(base_url.rstrip("/") + "/v1/chat/completions", json=body)
+    except httpx.HTTPError as e:
+        raise PolicyServerError(f"policy server: {type(e).__name__}: {e}") from None
     if resp.status_code != 200:
-        raise RuntimeError(f"policy server: HTTP {resp.status_code}: {resp.text[:300]}")
+        raise PolicyServerError(f"policy server: HTTP {resp.status_code}: {resp.text[:300]}")
     return resp.json()
 
 
@@ -29,14 +47,13 @@ async def rollout(task: Any, *, base_url: str, rollout_id: str, group: str, pool
                   temperature: float = 1.0, seed: int = 0, step_timeout: float = 60.0
                   ) -> Trajectory:
     """One episode of `task` driven by the policy at `base_url`."""
-    import httpx
 
     import envs
     from envs.api import EpisodeError
     from envs.models import FailureKind
 
     own = client is None
-    client = client or httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0))
+    client = client or _client()
     env = envs.make(task, pool=pool, max_steps=max_turns + 1, step_timeout=step_timeout)
     turns: list[Turn] = []
     messages: list[dict[str, Any]] = []
@@ -72,6 +89,10 @@ async def rollout(task: Any, *, base_url: str, rollout_id: str, group: str, pool
         return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group,
                           turns=tuple(turns), reward=verdict.reward,
                           failure=verdict.failure.value, messages=tuple(messages))
+    except PolicyServerError:
+        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group,
+                          turns=tuple(turns), reward=None, failure=POLICY_SERVER,
+                          messages=tuple(messages))
     except EpisodeError as e:
         return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group,
                           turns=tuple(turns), reward=None,
@@ -98,7 +119,7 @@ async def reference_rollout(task: Any, *, base_url: str, rollout_id: str, group:
     from policy.train import reference_target
 
     own = client is None
-    client = client or httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0))
+    client = client or _client()
     env = envs.make(task, pool=pool, max_steps=2)
     task_id = getattr(task, "task_id", None) or getattr(task, "instance_id", str(task))
     try:
@@ -124,11 +145,14 @@ async def reference_rollout(task: Any, *, base_url: str, rollout_id: str, group:
         step = await env.step(calls[0])
         verdict = await env.verify()
         return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group, turns=(turn,),
-                          reward=verdict.reward, failure=verdict.failure.value,
+                          reward=verdict.reward, failure=verdict.failure.value, reference=True,
                           messages=tuple(messages + [dict(m) for m in step.observation.messages]))
+    except (PolicyServerError, httpx.HTTPError):
+        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group, reward=None,
+                          failure=POLICY_SERVER, reference=True)
     except EpisodeError as e:
         return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group, reward=None,
-                          failure=e.failure.value)
+                          failure=e.failure.value, reference=True)
     finally:
         await env.close()
         if own:
@@ -141,10 +165,9 @@ async def rollout_groups(tasks: Sequence[Any], *, base_url: str, group_size: int
     """`group_size` rollouts of every task, at most `concurrency` at once; one list per task.
     With `references`, each group also gets that many oracle trajectories
     (`reference_rollout`): a group whose samples all fail then still has a signal."""
-    import httpx
 
     sem = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0)) as client:
+    async with _client() as client:
         async def one(ti: int, gi: int) -> Trajectory:
             async with sem:
                 return await rollout(tasks[ti], base_url=base_url, pool=pool, client=client,

@@ -68,6 +68,16 @@ def rollout_key(body: dict[str, Any], headers: Any) -> str | None:
     return str(key) if key else None
 
 
+async def _post(client: Any, url: str, body: dict[str, Any]) -> Any:
+    """POST once more when a pooled connection was closed before the request went out."""
+    import httpx
+
+    try:
+        return await client.post(url, json=body)
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ConnectError):
+        return await client.post(url, json=body)
+
+
 def build_app(upstreams: list[str], *, routing: str = "affine", c: float = 0.25,
               seed: int = 0) -> Any:
     import httpx
@@ -77,7 +87,9 @@ def build_app(upstreams: list[str], *, routing: str = "affine", c: float = 0.25,
     ring = Ring(len(upstreams), c=c)
     rng = random.Random(seed)
     routed = [0] * len(upstreams)
-    client = httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0))
+    # idle connections expire before the servers' keep-alive (120 s) closes them under us
+    client = httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0),
+                               limits=httpx.Limits(keepalive_expiry=30.0))
     app = FastAPI(title="envfactory policy router")
     app.state.ring = ring
 
@@ -88,9 +100,10 @@ def build_app(upstreams: list[str], *, routing: str = "affine", c: float = 0.25,
         ring.load[rank] += 1
         routed[rank] += 1
         try:
-            resp = await client.post(upstreams[rank] + path, json=body)
+            resp = await _post(client, upstreams[rank] + path, body)
         except httpx.HTTPError as e:
-            return JSONResponse({"error": f"rank {rank} ({upstreams[rank]}): {e}"}, 502)
+            return JSONResponse({"error": f"rank {rank} ({upstreams[rank]}): "
+                                          f"{type(e).__name__}: {e}"}, 502)
         finally:
             ring.load[rank] -= 1
         out = JSONResponse(resp.json(), resp.status_code)
@@ -157,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     uvicorn.run(build_app(args.upstream, routing=args.routing, c=args.balance),
-                host=args.host, port=args.port, log_level="warning")
+                host=args.host, port=args.port, log_level="warning", timeout_keep_alive=120)
     return 0
 
 

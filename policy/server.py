@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     policy = load_policy(args.model, device=args.device, adapter=args.adapter)
     app = build_app(policy, rank=args.rank, max_batch=args.max_batch)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_keep_alive=120)
     return 0
 
 

@@ -42,6 +42,7 @@ class Trajectory(_Frozen):
     turns: tuple[Turn, ...] = ()
     reward: float | None = None  # None: an infrastructure failure, never counted as 0
     failure: str | None = None  # the failure kind's value, when there was one
+    reference: bool = False  # the oracle's answer, not a sample of the policy
     messages: tuple[dict, ...] = Field(default=(), repr=False)
 
     @property

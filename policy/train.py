@@ -121,6 +121,10 @@ class Learner:
 
         stats: dict[str, Any] = {"groups": len(groups), "kept": 0, "dropped": {},
                                  "masked_frac": 0.0, "tokens": 0.0, "loss": 0.0}
+        sampled = [t.reward for g in groups for t in g if not t.reference]
+        valid = [r for r in sampled if r is not None]
+        stats["sampled_reward"] = sum(valid) / len(valid) if valid else None
+        stats["infrastructure"] = len(sampled) - len(valid)
         work: list[tuple[TokSeq, float]] = []
         for group in groups:
             d = select_group(list(group), current=self.version, tau=cfg.tau,

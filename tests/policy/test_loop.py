@@ -61,6 +61,7 @@ def test_serve_route_rollout_train_push(cluster, task, tiny, tmp_path):
     before = tiny.adapter_state()
     out = learner.rl_step([[*sampled, ref]], cfg)
     assert out["kept"] == 1 and out["masked_frac"] == 0.0 and out["tokens"] > 0
+    assert out["sampled_reward"] == 0.0 and out["infrastructure"] == 0
     after = tiny.adapter_state()
     assert any(bool((before[k] != v).any()) for k, v in after.items())  # the step moved it
     adapter = learner.publish()

@@ -46,7 +46,7 @@ def test_completions_take_token_ids_and_score_with_echo(server):
 
 
 def test_bad_requests_get_a_400_and_a_reason(server):
-    with pytest.raises(RuntimeError, match="HTTP 400.*messages"):
+    with pytest.raises(RuntimeError, match=r"HTTP 400.*messages"):
         http_json(server.url + "/v1/chat/completions", {"messages": []})
-    with pytest.raises(RuntimeError, match="HTTP 400.*no adapter file"):
+    with pytest.raises(RuntimeError, match=r"HTTP 400.*no adapter file"):
         http_json(server.url + "/weights", {"path": "/nonexistent.safetensors"})
