@@ -49,7 +49,11 @@ async def _conversations(url: str, n: int, turns: int, max_tokens: int) -> None:
                                         "rollout_id": f"conv-{i}"}
                 if prefix:
                     body["prefix_ids"] = prefix
-                r = (await client.post(url + "/v1/chat/completions", json=body)).json()
+                resp = await client.post(url + "/v1/chat/completions", json=body)
+                if resp.status_code != 200:
+                    raise RuntimeError(f"conversation {i}: HTTP {resp.status_code}: "
+                                       f"{resp.text[:200]}")
+                r = resp.json()
                 tito = r["choices"][0]["tito"]
                 prefix = tito["prompt_ids"] + tito["output_ids"]
                 messages.append({"role": "assistant", "content": r["choices"][0]["message"]

@@ -46,12 +46,13 @@ class Cluster:
     def __init__(self, *, model: str = "tiny", ranks: int = 2, routing: str = "affine",
                  adapter: Path | None = None, device: str = "cpu", threads: int = 1,
                  max_batch: int = 8, log_dir: Path | None = None,
-                 start_timeout: float = 300.0) -> None:
+                 start_timeout: float = 300.0, seed: int = 0) -> None:
         self.model, self.ranks, self.routing = model, ranks, routing
         self.adapter, self.device, self.threads, self.max_batch = adapter, device, threads, \
             max_batch
         self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix="envfactory-policy-"))
         self.start_timeout = start_timeout
+        self.seed = seed  # the learner's: tiny's base weights must be the same on both sides
         self.procs: list[tuple[subprocess.Popen[bytes], Path, str]] = []
         self.upstreams: list[str] = []
         self.url = ""
@@ -59,9 +60,9 @@ class Cluster:
     def _spawn(self, name: str, args: list[str], port: int) -> str:
         log = self.log_dir / f"{name}.log"
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        fh = log.open("wb")
-        proc = subprocess.Popen([sys.executable, *args, "--port", str(port)], stdout=fh,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        with log.open("wb") as fh:  # the child keeps its own descriptor
+            proc = subprocess.Popen([sys.executable, *args, "--port", str(port)], stdout=fh,
+                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)
         url = f"http://127.0.0.1:{port}"
         self.procs.append((proc, log, url))
         return url
@@ -84,7 +85,7 @@ class Cluster:
         for r in range(self.ranks):
             args = ["-m", "policy.server", "--model", self.model, "--rank", str(r),
                     "--device", self.device, "--threads", str(self.threads),
-                    "--max-batch", str(self.max_batch)]
+                    "--max-batch", str(self.max_batch), "--seed", str(self.seed)]
             if self.adapter:
                 args += ["--adapter", str(self.adapter)]
             self.upstreams.append(self._spawn(f"server-{r}", args, free_port()))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -134,7 +134,7 @@ def _sample(logits: Any, req: GenRequest, gen: Any) -> tuple[int, float]:
         keep = torch.cumsum(sorted_p, -1) - sorted_p < req.top_p
         probs = torch.zeros_like(probs).scatter(0, order[keep], sorted_p[keep])
     tok = int(torch.multinomial(probs / probs.sum(), 1, generator=gen))
-    # the behaviour log-prob is that of the sampling distribution (temperature included)
+    # the behaviour log-prob is that of the tempered distribution (before top-p)
     return tok, float(logp[tok])
 
 
@@ -152,6 +152,7 @@ class Engine:
         self.prefix = PrefixCache(cache_tokens)
         self.stats = EngineStats()
         self._queue: queue.Queue[tuple[Any, Future[Any]]] = queue.Queue()
+        self._deferred: deque[tuple[Any, Future[Any]]] = deque()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -189,49 +190,63 @@ class Engine:
         self._queue.put((fn, fut))
         return fut
 
-    def score(self, ids: tuple[int, ...]) -> list[float]:
+    def score(self, ids: tuple[int, ...], temperature: float = 1.0) -> list[float]:
         """Log-prob of each token after the first under the current weights (OpenAI's
-        `echo` with `logprobs`): a reference answer's behaviour log-probs."""
+        `echo` with `logprobs`), at the sampling temperature: a reference answer's
+        behaviour log-probs. Call it on the engine thread (`call`)."""
         import torch
 
         with torch.no_grad():
             x = torch.tensor([ids], device=self.policy.device)
-            logits = self.policy.model(input_ids=x).logits[0, :-1].float()
+            logits = self.policy.model(input_ids=x).logits[0, :-1].float() / max(
+                temperature, 1e-5)
             logp = torch.log_softmax(logits, -1).gather(1, x[0, 1:, None])[:, 0]
         return [float(v) for v in logp]
 
     def serve_forever(self) -> None:
         while not self._stop.is_set():
-            item = self._queue.get()
+            # a weight push or call met while a batch was being collected runs first now:
+            # behind the queue's tail, steady traffic could starve it
+            item = self._deferred.popleft() if self._deferred else self._queue.get()
             if item[0] is None:
                 return
-            batch = [item]
-            deadline = time.monotonic() + self.batch_window_s
-            while len(batch) < self.max_batch:
-                try:
-                    nxt = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
-                except queue.Empty:
-                    break
-                if nxt[0] is None or not isinstance(nxt[0], GenRequest):
-                    self._queue.put(nxt)  # a weight push or stop waits for this batch
-                    break
-                batch.append(nxt)
-            if not isinstance(batch[0][0], GenRequest):
-                fn, fut = batch[0]
+            try:
+                self._serve(item)
+            except Exception:
+                continue
+
+    def _serve(self, item: tuple[Any, Future[Any]]) -> None:
+        if not isinstance(item[0], GenRequest):
+            fn, fut = item
+            if fut.set_running_or_notify_cancel():
                 try:
                     fut.set_result(fn(self.policy))
                 except Exception as e:
                     fut.set_exception(e)
-                continue
-            reqs = [r for r, _ in batch]
+            return
+        batch = [item]
+        deadline = time.monotonic() + self.batch_window_s
+        while len(batch) < self.max_batch:
             try:
-                results = self.generate(reqs)
-            except Exception as e:
-                for _, fut in batch:
-                    fut.set_exception(e)
-                continue
-            for (_, fut), res in zip(batch, results, strict=True):
-                fut.set_result(res)
+                nxt = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if not isinstance(nxt[0], GenRequest):
+                self._deferred.append(nxt)  # a push, a call or stop: right after this batch
+                break
+            batch.append(nxt)
+        # a request whose waiter went away (cancelled) is not generated
+        batch = [(r, f) for r, f in batch if f.set_running_or_notify_cancel()]
+        if not batch:
+            return
+        try:
+            results = self.generate([r for r, _ in batch])
+        except Exception as e:
+            for _, fut in batch:
+                fut.set_exception(e)
+            return
+        for (_, fut), res in zip(batch, results, strict=True):
+            fut.set_result(res)
 
     # ---------------------------------------------------------------- generation
 
@@ -297,11 +312,15 @@ class Engine:
                         row["done"] = True
             results = []
             for i, row in enumerate(rows):
-                start = longest - len(row["ids"])
-                valid = len(row["ids"]) + len(row["out"]) - 1  # the last token was not fed
-                span = min(valid, kv_batch[0][0].shape[2] - start) if step else len(row["ids"])
-                kv_row = [(k[i:i + 1, :, start:start + span], v[i:i + 1, :, start:start + span])
-                          for k, v in (kv_batch if step else row["kv"])]
+                if step:
+                    start = longest - len(row["ids"])
+                    valid = len(row["ids"]) + len(row["out"]) - 1  # the last token was not fed
+                    span = min(valid, kv_batch[0][0].shape[2] - start)
+                    # cloned: a view would keep the whole batch's tensors alive in the cache
+                    kv_row = [(k[i:i + 1, :, start:start + span].clone(),
+                               v[i:i + 1, :, start:start + span].clone()) for k, v in kv_batch]
+                else:  # every row stopped at its first token: its own prefill KV, unpadded
+                    span, kv_row = len(row["ids"]), row["kv"]
                 seq = (row["ids"] + tuple(row["out"]))[:span]
                 self.prefix.store(seq, kv_row)
                 finish = "stop" if row["out"][-1] in eos else "length"

@@ -161,7 +161,7 @@ def train_recipe(recipe: Recipe, out_dir: Path, *, mode: str = "sync",
                    references=recipe.references)
     steps_log = work / "rl-steps.jsonl"
     with Cluster(model=recipe.model, ranks=recipe.ranks, adapter=sft_path,
-                 log_dir=work / "logs") as cluster:
+                 log_dir=work / "logs", seed=recipe.seed) as cluster:
         logs = run_rl(learner, data["train"], push=cluster.push, base_url=cluster.url, cfg=cfg,
                       steps=recipe.rl_steps, mode=mode,
                       tasks_per_step=recipe.rl_tasks_per_step,
@@ -188,7 +188,8 @@ def compare(recipe: Recipe, adapters: dict[str, Path | None], *,
     held = data["heldout_family"] + data["heldout_params"]
     scores: dict[str, list[float | None]] = {}
     for name, adapter in adapters.items():
-        with Cluster(model=recipe.model, ranks=recipe.ranks, adapter=adapter) as cluster:
+        with Cluster(model=recipe.model, ranks=recipe.ranks, adapter=adapter,
+                     seed=recipe.seed) as cluster:
             scores[name] = evaluate(held, cluster.url, max_tokens=recipe.max_tokens,
                                     tag=f"eval-{name}")
         log(f"{name}: {sum(s or 0 for s in scores[name])}/{len(held)}")

@@ -11,6 +11,7 @@ reward None (the trainer leaves the sample out), never 0.
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,23 +43,39 @@ async def _complete(client: Any, base_url: str, body: dict[str, Any]) -> dict[st
     return resp.json()
 
 
+def _seed(tag: str) -> int:
+    """A sampling seed from a rollout's identity (step, task, sample): no two rollouts of a
+    run share a random stream, and a rerun repeats them."""
+    return zlib.crc32(tag.encode()) & 0x7FFFFFFF
+
+
+def _task_id(task: Any) -> str:
+    return str(getattr(task, "task_id", None) or getattr(task, "instance_id", None) or task)
+
+
 async def rollout(task: Any, *, base_url: str, rollout_id: str, group: str, pool: Any = None,
                   client: Any = None, max_turns: int = 3, max_tokens: int = 256,
                   temperature: float = 1.0, seed: int = 0, step_timeout: float = 60.0
                   ) -> Trajectory:
-    """One episode of `task` driven by the policy at `base_url`."""
-
+    """One episode of `task` driven by the policy at `base_url`. Never raises for a failure
+    of the servers or the environment: the trajectory then has reward None and its kind."""
     import envs
     from envs.api import EpisodeError
     from envs.models import FailureKind
 
     own = client is None
     client = client or _client()
-    env = envs.make(task, pool=pool, max_steps=max_turns + 1, step_timeout=step_timeout)
+    env = None
     turns: list[Turn] = []
     messages: list[dict[str, Any]] = []
-    task_id = getattr(task, "task_id", None) or getattr(task, "instance_id", str(task))
+
+    def failed(kind: str) -> Trajectory:
+        return Trajectory(task_id=_task_id(task), rollout_id=rollout_id, group=group,
+                          turns=tuple(turns), reward=None, failure=kind,
+                          messages=tuple(messages))
+
     try:
+        env = envs.make(task, pool=pool, max_steps=max_turns + 1, step_timeout=step_timeout)
         obs, _ = await env.reset(seed=seed, rollout_id=rollout_id)
         messages = [dict(m) for m in obs.messages]
         tools = env.tools()
@@ -75,10 +92,11 @@ async def rollout(task: Any, *, base_url: str, rollout_id: str, group: str, pool
                               output_ids=tuple(tito["output_ids"]),
                               logprobs=tuple(tito["logprobs"]), version=tito["version"]))
             prefix = list(tito["prompt_ids"]) + list(tito["output_ids"])
-            msg = choice["message"]
+            msg = {k: v for k, v in choice["message"].items() if v is not None}
             calls = msg.get("tool_calls") or []
-            messages.append({k: v for k, v in msg.items() if v is not None}
-                            | {"tool_calls": calls[:1]} if calls else msg)
+            if calls:
+                msg["tool_calls"] = calls[:1]  # one action per turn
+            messages.append(msg)
             if not calls:
                 break
             step = await env.step(calls[0])
@@ -86,101 +104,106 @@ async def rollout(task: Any, *, base_url: str, rollout_id: str, group: str, pool
             if calls[0]["function"]["name"] == "submit" or step.terminated or step.truncated:
                 break
         verdict = await env.verify()
-        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group,
+        return Trajectory(task_id=_task_id(task), rollout_id=rollout_id, group=group,
                           turns=tuple(turns), reward=verdict.reward,
                           failure=verdict.failure.value, messages=tuple(messages))
     except PolicyServerError:
-        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group,
-                          turns=tuple(turns), reward=None, failure=POLICY_SERVER,
-                          messages=tuple(messages))
+        return failed(POLICY_SERVER)
     except EpisodeError as e:
-        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group,
-                          turns=tuple(turns), reward=None,
-                          failure=(e.failure if e.failure != FailureKind.NONE
-                                   else FailureKind.ENV_COLLAPSE).value,
-                          messages=tuple(messages))
+        return failed((e.failure if e.failure != FailureKind.NONE
+                       else FailureKind.ENV_COLLAPSE).value)
+    except Exception:
+        return failed(FailureKind.ENV_COLLAPSE.value)
     finally:
-        await env.close()
+        if env is not None:
+            await env.close()
         if own:
             await client.aclose()
 
 
 async def reference_rollout(task: Any, *, base_url: str, rollout_id: str, group: str,
-                            pool: Any = None, client: Any = None, seed: int = 0) -> Trajectory:
+                            pool: Any = None, client: Any = None, seed: int = 0,
+                            temperature: float = 1.0) -> Trajectory:
     """The oracle as a trajectory: its one tool call (`policy.train.reference_target`) is
-    stepped in a real episode and verified, and the server scores its tokens, so it carries
-    behaviour log-probs and a weight version like a sampled rollout."""
-    import httpx
-
+    stepped in a real episode and verified, and the server tokenizes and scores it (at the
+    sampling temperature), so it carries behaviour log-probs and a weight version like a
+    sampled rollout. The trainer never tokenizes anything itself."""
     import envs
     from envs.actions import tools as action_tools
     from envs.api import EpisodeError
+    from envs.models import FailureKind
     from policy.chat import parse_tool_calls
     from policy.train import reference_target
 
     own = client is None
     client = client or _client()
-    env = envs.make(task, pool=pool, max_steps=2)
-    task_id = getattr(task, "task_id", None) or getattr(task, "instance_id", str(task))
+    env = None
+    base = base_url.rstrip("/")
+
+    def failed(kind: str) -> Trajectory:
+        return Trajectory(task_id=_task_id(task), rollout_id=rollout_id, group=group,
+                          reward=None, failure=kind, reference=True)
+
+    async def post(path: str, body: dict[str, Any]) -> Any:
+        resp = await client.post(base + path, json=body | {"rollout_id": rollout_id})
+        if resp.status_code != 200:
+            raise PolicyServerError(f"policy server: HTTP {resp.status_code}: {resp.text[:300]}")
+        return resp.json()
+
     try:
+        env = envs.make(task, pool=pool, max_steps=2)
         obs, _ = await env.reset(seed=seed, rollout_id=rollout_id)
         messages = [dict(m) for m in obs.messages]
         target = reference_target(task)
-        first = await _complete(client, base_url, {"messages": messages, "tools": action_tools(),
-                                                   "max_tokens": 1, "rollout_id": rollout_id})
-        prompt = first["choices"][0]["tito"]["prompt_ids"]
-        # the target's ids: the tokenizer's, through the server, so the trainer never makes any
-        tok = await client.post(base_url.rstrip("/") + "/tokenize", json={"text": target})
-        tok.raise_for_status()
-        out_ids = tok.json()["ids"]
-        scored = await client.post(base_url.rstrip("/") + "/v1/completions",
-                                   json={"prompt": prompt + out_ids, "max_tokens": 0,
-                                         "echo": True, "rollout_id": rollout_id})
-        scored.raise_for_status()
-        tito = scored.json()["choices"][0]["tito"]
+        prompt = (await post("/tokenize", {"messages": messages, "tools": action_tools()}))["ids"]
+        out_ids = (await post("/tokenize", {"text": target}))["ids"]
+        tito = (await post("/v1/completions", {"prompt": prompt + out_ids, "max_tokens": 0,
+                                               "echo": True, "temperature": temperature})
+                )["choices"][0]["tito"]
         turn = Turn(prompt_ids=tuple(prompt), output_ids=tuple(out_ids),
                     logprobs=tuple(tito["prompt_logprobs"][len(prompt):]),
                     version=tito["version"])
         _, calls = parse_tool_calls(target)
         step = await env.step(calls[0])
         verdict = await env.verify()
-        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group, turns=(turn,),
-                          reward=verdict.reward, failure=verdict.failure.value, reference=True,
+        return Trajectory(task_id=_task_id(task), rollout_id=rollout_id, group=group,
+                          turns=(turn,), reward=verdict.reward, failure=verdict.failure.value,
+                          reference=True,
                           messages=tuple(messages + [dict(m) for m in step.observation.messages]))
-    except (PolicyServerError, httpx.HTTPError):
-        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group, reward=None,
-                          failure=POLICY_SERVER, reference=True)
+    except PolicyServerError:
+        return failed(POLICY_SERVER)
     except EpisodeError as e:
-        return Trajectory(task_id=task_id, rollout_id=rollout_id, group=group, reward=None,
-                          failure=e.failure.value, reference=True)
+        return failed(e.failure.value if e.failure != FailureKind.NONE
+                      else FailureKind.ENV_COLLAPSE.value)
+    except Exception:
+        return failed(FailureKind.ENV_COLLAPSE.value)
     finally:
-        await env.close()
+        if env is not None:
+            await env.close()
         if own:
             await client.aclose()
 
 
 async def rollout_groups(tasks: Sequence[Any], *, base_url: str, group_size: int,
                          pool: Any = None, concurrency: int = 8, tag: str = "r",
-                         references: int = 0, **kw: Any) -> list[list[Trajectory]]:
+                         references: int = 0, temperature: float = 1.0,
+                         **kw: Any) -> list[list[Trajectory]]:
     """`group_size` rollouts of every task, at most `concurrency` at once; one list per task.
     With `references`, each group also gets that many oracle trajectories
     (`reference_rollout`): a group whose samples all fail then still has a signal."""
-
     sem = asyncio.Semaphore(concurrency)
     async with _client() as client:
         async def one(ti: int, gi: int) -> Trajectory:
+            rid = f"{tag}-{ti}-{gi}"
             async with sem:
+                if gi >= group_size:
+                    return await reference_rollout(tasks[ti], base_url=base_url, pool=pool,
+                                                   client=client, rollout_id=rid,
+                                                   group=f"{tag}-{ti}", temperature=temperature)
                 return await rollout(tasks[ti], base_url=base_url, pool=pool, client=client,
-                                     rollout_id=f"{tag}-{ti}-{gi}", group=f"{tag}-{ti}",
-                                     seed=ti * 100 + gi, **kw)
-        async def ref(ti: int, k: int) -> Trajectory:
-            async with sem:
-                return await reference_rollout(tasks[ti], base_url=base_url, pool=pool,
-                                               client=client, rollout_id=f"{tag}-{ti}-ref{k}",
-                                               group=f"{tag}-{ti}")
+                                     rollout_id=rid, group=f"{tag}-{ti}", seed=_seed(rid),
+                                     temperature=temperature, **kw)
+        width = group_size + references
         flat = await asyncio.gather(*(one(ti, gi) for ti in range(len(tasks))
-                                      for gi in range(group_size)))
-        refs = await asyncio.gather(*(ref(ti, k) for ti in range(len(tasks))
-                                      for k in range(references)))
-    return [list(flat[i * group_size:(i + 1) * group_size])
-            + list(refs[i * references:(i + 1) * references]) for i in range(len(tasks))]
+                                      for gi in range(width)))
+    return [list(flat[i * width:(i + 1) * width]) for i in range(len(tasks))]

@@ -69,7 +69,9 @@ def rollout_key(body: dict[str, Any], headers: Any) -> str | None:
 
 
 async def _post(client: Any, url: str, body: dict[str, Any]) -> Any:
-    """POST once more when a pooled connection was closed before the request went out."""
+    """POST once more when the connection failed (a pooled connection the server had just
+    closed, almost always before the request was read; a generation may rarely run twice,
+    and the second answer is the one recorded)."""
     import httpx
 
     try:
@@ -128,9 +130,16 @@ def build_app(upstreams: list[str], *, routing: str = "affine", c: float = 0.25,
         body = await request.json()
         versions = []
         for url in upstreams:
-            resp = await client.post(url + "/weights", json=body)
-            if resp.status_code != 200:
-                return JSONResponse({"error": f"{url}: {resp.text}"}, resp.status_code)
+            try:
+                resp = await client.post(url + "/weights", json=body)
+            except httpx.HTTPError as e:
+                resp = None
+                text = f"{type(e).__name__}: {e}"
+            if resp is None or resp.status_code != 200:
+                # the ranks before this one have the new version: say which, so a retry can
+                return JSONResponse({"error": f"{url}: {text if resp is None else resp.text}",
+                                     "updated": upstreams[:len(versions)]},
+                                    502 if resp is None else resp.status_code)
             versions.append(resp.json()["version"])
         return {"versions": versions}
 

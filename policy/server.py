@@ -54,6 +54,10 @@ def build_app(policy: Policy, *, rank: int = 0, max_batch: int = 8) -> Any:
         return list(tok.encode(text, add_special_tokens=False))
 
     async def run(prompt_ids: list[int], body: dict[str, Any]) -> list[GenResult]:
+        if len(prompt_ids) >= engine.max_context:
+            # said, not cut: a truncated prompt would lose the task and look like a model error
+            raise HTTPException(400, f"prompt of {len(prompt_ids)} tokens: the context is "
+                                     f"{engine.max_context}")
         n = int(body.get("n") or 1)
         seed = body.get("seed")
         reqs = [GenRequest(prompt_ids=tuple(prompt_ids),
@@ -120,15 +124,17 @@ def build_app(policy: Policy, *, rank: int = 0, max_batch: int = 8) -> Any:
             raise HTTPException(400, "prompt: a non-empty string or list of token ids")
         if body.get("echo") and int(body.get("max_tokens") or 0) == 0:
             # scoring only: the prompt's log-probs, as OpenAI's echo + logprobs gives them
-            lps = await asyncio.wrap_future(engine.call(lambda _p: engine.score(
-                tuple(prompt_ids))))
+            temp = float(body.get("temperature", 1.0))
+            # the version is read on the engine thread, with the weights that scored
+            lps, version = await asyncio.wrap_future(engine.call(lambda _p: (
+                engine.score(tuple(prompt_ids), temp), engine.version)))
             return JSONResponse({"id": f"cmpl-{uuid.uuid4().hex[:16]}",
                                  "object": "text_completion", "model": policy.name,
                                  "created": int(time.time()),
                                  "choices": [{"index": 0, "text": "", "finish_reason": "length",
                                               "tito": {"prompt_ids": list(prompt_ids),
                                                        "prompt_logprobs": [None, *lps],
-                                                       "version": engine.version}}]})
+                                                       "version": version}}]})
         results = await run(prompt_ids, body)
         choices = [{"index": i, "text": tok.decode(list(r.output_ids), skip_special_tokens=True),
                     "finish_reason": r.finish_reason, "tito": _tito(r)}
@@ -139,8 +145,11 @@ def build_app(policy: Policy, *, rank: int = 0, max_batch: int = 8) -> Any:
 
     @app.post("/tokenize")
     async def tokenize(body: dict[str, Any]) -> dict[str, Any]:
+        """Token ids of a text, or of a chat prompt (`messages`, `tools`) as chat renders it."""
+        if isinstance(body.get("messages"), list) and body["messages"]:
+            return {"ids": encode(render(body["messages"], body.get("tools")))}
         if not isinstance(body.get("text"), str):
-            raise HTTPException(400, "text: a string is required")
+            raise HTTPException(400, "text (a string) or messages (a list) is required")
         return {"ids": encode(body["text"])}
 
     @app.post("/weights")
@@ -169,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=8100)
     ap.add_argument("--rank", type=int, default=0)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--seed", type=int, default=0, help="tiny's random base weights")
     ap.add_argument("--max-batch", type=int, default=8)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = ap.parse_args(argv)
@@ -177,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    policy = load_policy(args.model, device=args.device, adapter=args.adapter)
+    policy = load_policy(args.model, device=args.device, adapter=args.adapter, seed=args.seed)
     app = build_app(policy, rank=args.rank, max_batch=args.max_batch)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_keep_alive=120)
     return 0

@@ -90,12 +90,14 @@ class Learner:
         params = [p for p in policy.model.parameters() if p.requires_grad]
         self.opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
 
-    def _logprobs(self, seq: TokSeq) -> tuple[Any, Any]:
-        """Log-probs of the trained positions under the current weights, and their index."""
+    def _logprobs(self, seq: TokSeq, temperature: float | None = None) -> tuple[Any, Any]:
+        """Log-probs of the trained positions under the current weights, and their index, at
+        the temperature the behaviour log-probs were taken at."""
         import torch
 
         ids = torch.tensor([seq.ids], device=self.policy.device)
-        logits = self.policy.model(input_ids=ids).logits[0, :-1].float() / self.temperature
+        temp = max(temperature if temperature is not None else self.temperature, 1e-5)
+        logits = self.policy.model(input_ids=ids).logits[0, :-1].float() / temp
         logp = torch.log_softmax(logits, -1).gather(1, ids[0, 1:, None])[:, 0]
         pos = torch.tensor([i - 1 for i, m in enumerate(seq.loss_mask) if m and i > 0],
                            device=self.policy.device)
@@ -107,7 +109,7 @@ class Learner:
         total = 0.0
         n = sum(sum(s.loss_mask) for s in batch) or 1
         for seq in batch:
-            logp, _ = self._logprobs(seq)
+            logp, _ = self._logprobs(seq, 1.0)
             loss = -logp.sum() / n
             loss.backward()
             total += loss.item()
@@ -142,7 +144,7 @@ class Learner:
         n_tok = sum(sum(s.loss_mask) for s, _ in work) or 1
         masked = 0.0
         for seq, adv in work:
-            logp, pos = self._logprobs(seq)
+            logp, pos = self._logprobs(seq, cfg.temperature)
             old = torch.tensor([seq.logprobs[i] for i in pos.tolist()], device=logp.device)
             mask = torch.ones_like(old)
             loss, st = masked_pg_loss(logp, old, torch.full_like(old, adv), mask,
@@ -205,7 +207,8 @@ def run_rl(learner: Learner, tasks: Sequence[Any], *, push: Callable[[Path, int]
     def train_on(i: int, groups: list[list[Trajectory]], rollout_s: float) -> None:
         t0 = time.monotonic()
         stats = learner.rl_step(groups, cfg)
-        push(learner.publish(), learner.version)
+        if stats["kept"]:  # no step taken: no new version (it would only age the samples)
+            push(learner.publish(), learner.version)
         entry = StepLog(step=i, version=learner.version, wall_s=time.monotonic() - t_start,
                         rollout_s=rollout_s, train_s=time.monotonic() - t0,
                         trajectories=sum(len(g) for g in groups), stats=stats)
@@ -219,23 +222,27 @@ def run_rl(learner: Learner, tasks: Sequence[Any], *, push: Callable[[Path, int]
             train_on(i, groups, rs)
         return logs
 
-    # async: a producer thread keeps one batch ahead; the learner never waits for a batch
-    # generated after its last push, and tau drops what fell too far behind.
+    # async: a rollout worker generates batch i + 1 while the learner trains on batch i, and
+    # no further: `lead` is released by each step, so samples are at most one version old
+    # (before tau looks at them).
     import queue
 
-    q: queue.Queue[tuple[int, list[list[Trajectory]], float] | BaseException] = queue.Queue(2)
+    q: queue.Queue[tuple[int, list[list[Trajectory]], float] | BaseException] = queue.Queue()
+    lead = threading.Semaphore(1)
     stop = threading.Event()
 
     def producer() -> None:
-        i = 0
-        while not stop.is_set() and i < steps:
+        for i in range(steps):
+            if i and not lead.acquire(timeout=3600):
+                return
+            if stop.is_set():
+                return
             try:
                 groups, rs = generate(i)
             except BaseException as e:
                 q.put(e)
                 return
             q.put((i, groups, rs))
-            i += 1
 
     th = threading.Thread(target=producer, name="rollout-worker", daemon=True)
     th.start()
@@ -246,8 +253,11 @@ def run_rl(learner: Learner, tasks: Sequence[Any], *, push: Callable[[Path, int]
                 raise item
             i, groups, rs = item
             train_on(i, groups, rs)
+            lead.release()
     finally:
         stop.set()
+        lead.release()  # a worker waiting for its turn sees stop and ends
+        th.join(timeout=600)
     return logs
 
 

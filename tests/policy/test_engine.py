@@ -45,3 +45,20 @@ def test_sampling_is_seeded_and_logprobs_match_a_scoring_pass(tiny):
     assert r1.output_ids == r2.output_ids
     scored = eng.score(ids + r1.output_ids)[len(ids) - 1:]
     assert scored == pytest.approx(list(r1.logprobs), abs=1e-4)  # TITO log-probs are real
+
+
+def test_a_batch_that_stops_at_its_first_token_caches_each_row_whole(tiny):
+    tok = tiny.tokenizer
+    short = tuple(tok.encode("short one", add_special_tokens=False))
+    long = tuple(tok.encode("a much longer prompt than the short one", add_special_tokens=False))
+    eng = Engine(tiny)
+    eng.generate([GenRequest(short, max_tokens=1, temperature=0),
+                  GenRequest(long, max_tokens=1, temperature=0)])
+    for ids in (short, long):
+        probe = (*ids, 42)
+        hit, kv = eng.prefix.lookup(probe)
+        assert hit == len(ids) and kv[0][0].shape[2] == len(ids)  # unpadded, not truncated
+        warm = eng.generate([greedy(probe, 4)])[0]
+        cold = Engine(tiny).generate([greedy(probe, 4)])[0]
+        assert warm.output_ids == cold.output_ids
+        assert warm.logprobs == pytest.approx(cold.logprobs, abs=1e-4)

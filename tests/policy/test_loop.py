@@ -46,8 +46,8 @@ def test_serve_route_rollout_train_push(cluster, task, tiny, tmp_path):
 
     stats = cluster.stats()
     assert stats["routing"] == "affine"
-    # a rollout's later turns came back to the rank holding its prefix
-    assert sum(r["routed"] for r in stats["ranks"]) >= 4 and stats["prefix_hit_rate"] > 0
+    # every request went through the router to a rank (prefix hits: test_server.py)
+    assert sum(r["routed"] for r in stats["ranks"]) >= 5  # 2 samples, 3 reference calls
 
     learner = Learner(tiny, lr=1e-3, out_dir=tmp_path, temperature=1.0)
     # TITO: the trainer's log-probs of the server's ids under the same weights agree with

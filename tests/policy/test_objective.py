@@ -67,6 +67,12 @@ def test_groups_with_equal_rewards_or_too_few_samples_are_dropped_or_padded():
     d = select_group(few, current=0, tau=0, min_valid=4, rule="pad")
     assert [t.rollout_id for t in d.kept] == ["a", "b", "a", "b"]
     assert d.advantages == pytest.approx([1, -1, 1, -1], abs=1e-5)
+    uneven = [traj(1.0, name="a"), traj(0.0, name="b"), traj(0.0, name="c"), traj(None)]
+    d = select_group(uneven, current=0, tau=0, min_valid=4, rule="pad")
+    std = math.sqrt(2 / 9)  # rewards 1,0,0: mean 1/3; the copy of "a" keeps a's advantage
+    assert [t.rollout_id for t in d.kept] == ["a", "b", "c", "a"]
+    assert d.advantages == pytest.approx([2 / 3 / std, -1 / 3 / std, -1 / 3 / std,
+                                          2 / 3 / std], abs=1e-5)
     stale = [traj(1.0, versions=(0,)), traj(0.0, versions=(2,)), traj(1.0, versions=(2,))]
     assert len(select_group(stale, current=2, tau=1, min_valid=2).kept) == 2
     with pytest.raises(ValueError, match="known: drop, pad"):
