@@ -49,6 +49,25 @@ def _seed(tag: str) -> int:
     return zlib.crc32(tag.encode()) & 0x7FFFFFFF
 
 
+def _failure_kind(exc: BaseException) -> str:
+    """The infrastructure kind a failed episode is recorded with (its reward is None)."""
+    from envs.api import EpisodeError
+    from envs.models import FailureKind
+
+    if isinstance(exc, PolicyServerError):
+        return POLICY_SERVER
+    if isinstance(exc, EpisodeError) and exc.failure != FailureKind.NONE:
+        return exc.failure.value
+    return FailureKind.ENV_COLLAPSE.value
+
+
+async def _release(env: Any, client: Any, own: bool) -> None:
+    if env is not None:
+        await env.close()
+    if own:
+        await client.aclose()
+
+
 def _task_id(task: Any) -> str:
     return str(getattr(task, "task_id", None) or getattr(task, "instance_id", None) or task)
 
@@ -60,8 +79,6 @@ async def rollout(task: Any, *, base_url: str, rollout_id: str, group: str, pool
     """One episode of `task` driven by the policy at `base_url`. Never raises for a failure
     of the servers or the environment: the trajectory then has reward None and its kind."""
     import envs
-    from envs.api import EpisodeError
-    from envs.models import FailureKind
 
     own = client is None
     client = client or _client()
@@ -107,18 +124,10 @@ async def rollout(task: Any, *, base_url: str, rollout_id: str, group: str, pool
         return Trajectory(task_id=_task_id(task), rollout_id=rollout_id, group=group,
                           turns=tuple(turns), reward=verdict.reward,
                           failure=verdict.failure.value, messages=tuple(messages))
-    except PolicyServerError:
-        return failed(POLICY_SERVER)
-    except EpisodeError as e:
-        return failed((e.failure if e.failure != FailureKind.NONE
-                       else FailureKind.ENV_COLLAPSE).value)
-    except Exception:
-        return failed(FailureKind.ENV_COLLAPSE.value)
+    except Exception as e:  # one broken sample must not take its batch down
+        return failed(_failure_kind(e))
     finally:
-        if env is not None:
-            await env.close()
-        if own:
-            await client.aclose()
+        await _release(env, client, own)
 
 
 async def reference_rollout(task: Any, *, base_url: str, rollout_id: str, group: str,
@@ -130,8 +139,6 @@ async def reference_rollout(task: Any, *, base_url: str, rollout_id: str, group:
     sampled rollout. The trainer never tokenizes anything itself."""
     import envs
     from envs.actions import tools as action_tools
-    from envs.api import EpisodeError
-    from envs.models import FailureKind
     from policy.chat import parse_tool_calls
     from policy.train import reference_target
 
@@ -170,18 +177,10 @@ async def reference_rollout(task: Any, *, base_url: str, rollout_id: str, group:
                           turns=(turn,), reward=verdict.reward, failure=verdict.failure.value,
                           reference=True,
                           messages=tuple(messages + [dict(m) for m in step.observation.messages]))
-    except PolicyServerError:
-        return failed(POLICY_SERVER)
-    except EpisodeError as e:
-        return failed(e.failure.value if e.failure != FailureKind.NONE
-                      else FailureKind.ENV_COLLAPSE.value)
-    except Exception:
-        return failed(FailureKind.ENV_COLLAPSE.value)
+    except Exception as e:  # one broken sample must not take its batch down
+        return failed(_failure_kind(e))
     finally:
-        if env is not None:
-            await env.close()
-        if own:
-            await client.aclose()
+        await _release(env, client, own)
 
 
 async def rollout_groups(tasks: Sequence[Any], *, base_url: str, group_size: int,
