@@ -15,6 +15,8 @@ from typing import Any, Optional, TypeVar
 
 import typer
 
+from envs.config import get_settings
+from policy.model import require_extra
 from synth.cli import CLIError, err, out
 from synth.cli import command as _command
 
@@ -39,24 +41,6 @@ app = typer.Typer(help="The bundled policy: serve it, evaluate it, train it.",
 DATA_POLICY = Path(__file__).resolve().parent.parent / "data" / "policy"
 
 
-def _settings() -> Any:
-    from envs.config import get_settings
-
-    return get_settings()
-
-
-def _need_extra() -> None:
-    from policy.model import PolicyUnavailable, gguf_path
-
-    try:
-        import fastapi  # noqa: F401
-        import torch  # noqa: F401
-    except ImportError as e:
-        raise PolicyUnavailable(f"the policy needs the .[policy] extra ({e.name} is missing): "
-                                "pip install -e '.[policy]'") from None
-    gguf_path()
-
-
 @app.command()
 @command
 def serve(
@@ -70,8 +54,8 @@ def serve(
     """Start N servers and the router; print the OpenAI base URL; serve until Ctrl-C."""
     from policy.cluster import Cluster
 
-    _need_extra()
-    s = _settings()
+    require_extra()
+    s = get_settings()
     with Cluster(model=model or s.policy_model, ranks=ranks, adapter=adapter, routing=routing,
                  device=device or s.policy_device) as c:
         info = {"url": c.url + "/v1", "ranks": c.upstreams, "logs": str(c.log_dir)}
@@ -100,7 +84,7 @@ def evaluate(
     """pass@1 on held-out terminal tasks (by family and by parameters), all models in one run."""
     from policy.recipes import compare, get_recipe
 
-    _need_extra()
+    require_extra()
     models: dict[str, Path | None] = {"base": None}
     for item in adapter:
         name, _, path = str(item).partition("=")
@@ -132,7 +116,7 @@ def train(
     """SFT on reference trajectories, then RL against live servers; writes the adapter."""
     from policy.recipes import get_recipe, train_recipe
 
-    _need_extra()
+    require_extra()
     summary = train_recipe(get_recipe(recipe), out_dir, mode=mode,
                            log=lambda m: err.print(m, highlight=False))
     if as_json:

