@@ -8,10 +8,6 @@ task, tool outputs) carry loss mask 0. The trainer reads these ids as they are.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -75,18 +71,3 @@ class Trajectory(_Frozen):
             out.append(Sequence(ids=tuple(ids), loss_mask=tuple(mask), logprobs=tuple(lps),
                                 versions=tuple(vers)))
         return out
-
-
-def write_jsonl(path: Path, trajectories: Iterable[Trajectory]) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with path.open("a") as fh:
-        for t in trajectories:
-            fh.write(t.model_dump_json() + "\n")
-            n += 1
-    return n
-
-
-def read_jsonl(path: Path) -> list[Trajectory]:
-    return [Trajectory.model_validate(json.loads(line))
-            for line in path.read_text().splitlines() if line.strip()]
