@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from envs.config import Settings, reset_settings_cache
+from harness.executor import EXECUTOR_HELP, make_executor, queue_runner
 
 app = typer.Typer(
     name="envfactory",
@@ -39,10 +40,12 @@ app.add_typer(images_app, name="images")
 
 def _mount_subapps() -> None:
     # Each layer above envs may bring its own commands (ARCHITECTURE.md); merged at the top.
+    from harness.serve_cli import serve_command
     from policy.cli import app as policy_app
     from repolaunch.cli import app as repolaunch_app
     from synth.cli import app as synth_app
 
+    app.command("serve")(serve_command)
     app.add_typer(repolaunch_app)
     app.add_typer(synth_app, name="synth")
     app.add_typer(policy_app, name="policy")
@@ -369,6 +372,7 @@ def eval_cmd(
     instance_ids: Optional[list[str]] = typer.Option(None, "--instance-id", "-i",
                                                      help="only these instances"),
     force: bool = typer.Option(False, "--force", help="rerun finished instances"),
+    executor: Optional[str] = typer.Option(None, "--executor", help=EXECUTOR_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Evaluate predicted patches: a fresh sandbox each, apply, run, grade."""
@@ -395,7 +399,8 @@ def eval_cmd(
 
         summary = evaluate(predictions, tasks=tasks, run_id=run_id, workers=workers,
                            timeout=timeout, instance_ids=instance_ids, force=force,
-                           progress=progress)
+                           progress=progress, executor=make_executor(
+                               executor, workers, log=bar.console.log, force=force))
     if as_json:
         _emit_json(summary.model_dump(mode="json"))
         return
@@ -418,6 +423,26 @@ def eval_cmd(
                  if summary.skipped_instances else ""))
 
 
+# --------------------------------------------------------------------------- worker
+
+
+@app.command()
+@command
+def worker(
+    concurrency: int = typer.Option(2, "--concurrency", "-c", min=1,
+                                    help="jobs this worker runs at once (processes)"),
+    broker: Optional[str] = typer.Option(None, "--broker",
+                                         help="Celery broker URL (default: "
+                                         "ENVFACTORY_BROKER_URL)"),
+    loglevel: str = typer.Option("INFO", "--loglevel"),
+) -> None:
+    """Run queued jobs (build, validate, synth verify, eval) until stopped; each result goes
+    to the registry (ENVFACTORY_DB_URL), once."""
+    from harness.queue import run_worker
+
+    run_worker(concurrency=concurrency, loglevel=loglevel, broker_url=broker)
+
+
 # --------------------------------------------------------------------------- launch
 
 
@@ -431,6 +456,8 @@ def launch(
     rebuild: bool = typer.Option(False, help="rebuild the env image even if it exists"),
     mine: bool = typer.Option(False, "--mine", help="mine its history into verified tasks: "
                               "mined -> built -> validated -> registered"),
+    executor: Optional[str] = typer.Option(None, "--executor",
+                                           help="with --mine: " + EXECUTOR_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Build a repository into a verified environment: detect, plan, build, run its tests."""
@@ -442,7 +469,8 @@ def launch(
         from repolaunch.pipeline import mine_and_validate
         from repolaunch.sources import local_source
 
-        report = mine_and_validate(local_source(source, log=log), log=log)
+        report = mine_and_validate(local_source(source, log=log), log=log,
+                                   runner=queue_runner(executor, log=log))
         if as_json:
             _emit_json(report.model_dump(mode="json"))
         else:

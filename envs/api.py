@@ -587,16 +587,23 @@ def resolve_task(task: Task | str, registry: Any = None) -> Task:
 
 
 def make(task: Task | str, *, registry: Any = None, pool: Pool | None = None,
-         **kwargs: Any) -> Environment:
+         remote: str | None = None, **kwargs: Any) -> Environment:
     """An environment for a task (or a task id in the registry). Keyword arguments go to
     Environment: max_steps, step_timeout, verify_timeout, reset_mode, auto_verify,
-    fresh_grading."""
+    fresh_grading. With `remote=URL` (an `envfactory serve`), the same API over the network:
+    an envs.remote.RemoteEnvironment, the task resolved by the server (also `token=`)."""
+    if remote is not None:
+        from envs.remote import RemoteEnvironment
+
+        return RemoteEnvironment(task, remote, **kwargs)  # type: ignore[return-value]
     return Environment(resolve_task(task, registry), pool=pool, **kwargs)
 
 
 def load_environment(env_id: str | None = None, *, task: Task | None = None,
                      **kwargs: Any) -> Environment:
-    """verifiers-style entry point: `load_environment("<task id>", **env_args)`."""
+    """verifiers-style entry point: `load_environment("<task id>", **env_args)`, one task's
+    episode API. The real verifiers environment (a `verifiers.v1.Env` over registry tasks)
+    is `envs.verifiers_env.load_environment`."""
     target = task if task is not None else env_id
     if target is None:
         raise ValueError("load_environment needs a task id or task=")

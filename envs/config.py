@@ -45,11 +45,24 @@ class Settings(BaseSettings):
     sandbox_cpus: float = Field(default=2.0, description="default CPU limit of a sandbox")
     output_bytes: int = Field(default=4 * 1024 * 1024, description="cap per output stream")
     workers: int = Field(default=2, description="local worker processes")
+    executor: str = Field(default="local", description="where jobs run: local (a process "
+                          "pool here) or celery (`envfactory worker` processes via broker_url)")
+    broker_url: str = Field(default="redis://127.0.0.1:6379/0",
+                            description="Celery broker of the celery executor")
+    queue_lease_s: float = Field(default=30.0, description="seconds a queued job's claim lasts "
+                                 "without a heartbeat before another worker takes it over")
+    queue_visibility_s: float = Field(default=300.0, description="seconds Redis waits before "
+                                      "redelivering a message no worker acknowledged")
+    queue_max_attempts: int = Field(default=3, description="claims of a queued job that never "
+                                    "finishes (its workers die) before it is failed")
     llm_url: str | None = Field(
         default=None, description="OpenAI-compatible endpoint for synth's optional LLM drafter"
     )
     llm_model: str = Field(default="default", description="model name sent to llm_url")
     llm_api_key: str | None = Field(default=None, description="bearer token for llm_url")
+    serve_token: str | None = Field(
+        default=None, description="bearer token of `envfactory serve` and of its clients "
+        "(envs.make(task, remote=URL))")
     policy_model: str = Field(
         default="smollm2", description="the bundled policy: smollm2 (SmolLM2-135M-Instruct) or tiny"
     )

@@ -19,6 +19,8 @@ from docker.errors import DockerException
 
 from envs.config import get_settings
 
+# The host's apt: wait for another apt run (services.sh, a parallel bootstrap) holding its lock.
+APT = ("apt-get", "-o", "DPkg::Lock::Timeout=600")
 
 class EngineError(RuntimeError):
     """The Docker engine cannot be reached or started; the message says why in one line."""
@@ -42,14 +44,16 @@ def ping(timeout: float = 5.0) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _cached_client() -> docker.DockerClient:
+def _cached_client(pid: int) -> docker.DockerClient:
+    # Keyed by process: a forked child (a Celery pool worker) sharing its parent's pooled
+    # HTTP connections would interleave requests on one socket and hang.
     return docker.from_env(timeout=get_settings().docker_timeout)
 
 
 def client() -> docker.DockerClient:
     """The process-wide Docker client. Raises EngineError with a clear reason."""
     try:
-        c = _cached_client()
+        c = _cached_client(os.getpid())
         c.ping()
         return c
     except (DockerException, OSError) as exc:
@@ -104,8 +108,7 @@ def ensure_engine(*, install: bool = True, wait_s: float = 60.0, log=print) -> E
             raise EngineError("no Docker engine answers; install Docker (no apt-get here)")
         log("installing Debian's docker.io (no engine answers) ...")
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        for cmd in (["apt-get", "update", "-qq"],
-                    ["apt-get", "install", "-y", "-qq", "docker.io"]):
+        for cmd in ([*APT, "update", "-qq"], [*APT, "install", "-y", "-qq", "docker.io"]):
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if proc.returncode != 0:
                 tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["?"]

@@ -461,12 +461,12 @@ def _debootstrap(suite: str, mirror: str, tag: str, log: Log) -> None:
                               "or set ENVFACTORY_BASE_SOURCE=pull with a reachable registry")
     if shutil.which("debootstrap") is None:
         log("installing debootstrap ...")
-        proc = subprocess.run(["apt-get", "install", "-y", "-qq", "debootstrap"],
+        proc = subprocess.run([*engine.APT, "install", "-y", "-qq", "debootstrap"],
                               capture_output=True, text=True,
                               env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
         if proc.returncode != 0:
-            subprocess.run(["apt-get", "update", "-qq"], capture_output=True)
-            proc = subprocess.run(["apt-get", "install", "-y", "-qq", "debootstrap"],
+            subprocess.run([*engine.APT, "update", "-qq"], capture_output=True)
+            proc = subprocess.run([*engine.APT, "install", "-y", "-qq", "debootstrap"],
                                   capture_output=True, text=True,
                                   env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
         if proc.returncode != 0:

@@ -304,8 +304,9 @@ def evaluate(predictions: str | Iterable[Prediction], *, tasks: dict[str, SWETas
              instance_ids: list[str] | None = None, force: bool = False,
              runs_dir: Path | None = None,
              progress: Callable[[dict[str, Any]], None] | None = None,
-             record: bool = True) -> EvalSummary:
-    """Evaluate predictions against tasks; resumable by run id."""
+             record: bool = True, executor: Any = None) -> EvalSummary:
+    """Evaluate predictions against tasks; resumable by run id. ``executor``: where the
+    instances run (harness.queue.get_executor); default: a local pool of ``workers``."""
     from harness.executor import LocalExecutor
 
     start = time.monotonic()
@@ -342,7 +343,7 @@ def evaluate(predictions: str | Iterable[Prediction], *, tasks: dict[str, SWETas
                             prediction_json=p.model_dump_json(), out_dir=str(out),
                             timeout=timeout))
     if jobs:
-        executor = LocalExecutor(workers=max(1, min(workers, len(jobs))))
+        executor = executor or LocalExecutor(workers=max(1, min(workers, len(jobs))))
         for outcome in executor.map(evaluate_one, jobs):
             pred = Prediction.model_validate_json(outcome.job.prediction_json)
             if outcome.ok:

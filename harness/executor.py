@@ -100,3 +100,37 @@ def run_inline(fn: Callable[[J], Any], jobs: Iterable[J]) -> Iterator[Outcome[J]
     for job in jobs:
         ok, value = _call(fn, job)
         yield Outcome(job, ok, value if ok else None, "" if ok else value)
+
+
+
+EXECUTORS = ("local", "celery")
+EXECUTOR_HELP = ("where jobs run: local (a process pool here) or celery (`envfactory worker` "
+                 "processes on any machine; default: ENVFACTORY_EXECUTOR, else local)")
+
+
+def make_executor(kind: str | None = None, workers: int = 2, *,
+                  log: Callable[[str], None] | None = None, force: bool = False) -> Any:
+    """The executor an `--executor` option names (None: the settings' choice). Both have
+    `map(fn, jobs)` yielding Outcomes; ``force`` makes Celery rerun finished jobs."""
+    if kind is None:
+        from envs.config import get_settings
+
+        kind = get_settings().executor
+    if kind == "local":
+        return LocalExecutor(workers=max(1, workers))
+    if kind == "celery":
+        from harness.queue import CeleryExecutor  # Celery loads only when asked for
+
+        return CeleryExecutor(workers, log=log, force=force)
+    raise ValueError(f"unknown executor {kind!r}; known: {', '.join(EXECUTORS)}")
+
+
+def queue_runner(kind: str | None = None, *, log: Callable[[str], None] | None = None,
+                 force: bool = False) -> Any:
+    """For flows whose local form runs in this process: None when the executor is local,
+    else the Celery executor."""
+    if kind is None:
+        from envs.config import get_settings
+
+        kind = get_settings().executor
+    return None if kind == "local" else make_executor(kind, log=log, force=force)

@@ -18,6 +18,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from harness.executor import queue_runner
+
 app = typer.Typer(help="Mine, validate and register SWE tasks.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
 registry_app = typer.Typer(help="Registered SWE tasks: list, show, export, import.",
@@ -94,6 +96,9 @@ def mine_cmd(
     newest: bool = typer.Option(False, "--newest",
                                 help="with --limit: the newest N candidates, not the oldest"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds per test run"),
+    executor: Optional[str] = typer.Option(None, "--executor", help="where validations run: "
+                                           "local (here) or celery (`envfactory worker` "
+                                           "processes; default: ENVFACTORY_EXECUTOR)"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Mine a repository, build and validate its candidates, register the verified tasks."""
@@ -151,7 +156,8 @@ def mine_cmd(
     with bar:
         report = mine_and_validate(repo, issues=issues, log=log, progress=progress,
                                    runs_before=runs_before, runs_after=runs_after, limit=limit,
-                                   newest=newest, timeout=timeout, mined=mined)
+                                   newest=newest, timeout=timeout, mined=mined,
+                                   runner=queue_runner(executor, log=console.log))
     if as_json:
         _emit({**report.model_dump(mode="json"), "yield": dict(report.rows())})
     else:

@@ -23,9 +23,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from envs.models import EnvSpec, RunRecord, RunStatus, SWETask
+from harness.executor import run_inline
 from repolaunch.build import LaunchError, launch
+from repolaunch.jobs import ValidateJob, validate_one
 from repolaunch.mine import mine
-from repolaunch.validate import ValidationResult, validate
 
 Log = Callable[[str], None]
 Progress = Callable[[str, SWETask, "TaskOutcome | None"], None]
@@ -80,27 +81,19 @@ class PipelineReport(BaseModel):
         return out
 
 
-def _record(registry: Any, v: ValidationResult, repo: str, started: datetime,
-            extra: dict[str, Any]) -> None:
-    registry.put_run(RunRecord(
-        run_id=f"validate/{v.instance_id}/{int(started.timestamp())}", kind="validate",
-        target=v.instance_id, status=RunStatus.DONE, resolved=v.verified,
-        details={"repo": repo, **v.summary(), **extra}, started_at=started,
-        finished_at=datetime.now(timezone.utc)))
-
-
 def mine_and_validate(repo_path: str | Path, *, registry: Any = None,
                       log: Log = lambda m: None, issues: Path | None = None,
                       runs_before: int = 2, runs_after: int = 3, confirm_runs: int = 3,
                       timeout: float | None = None, limit: int | None = None,
                       newest: bool = False, mined: Any = None,
-                      progress: Progress | None = None) -> PipelineReport:
+                      progress: Progress | None = None, runner: Any = None) -> PipelineReport:
     """Mine a local repository, build and validate every candidate, register the verified.
 
     ``limit`` validates the first N candidates in history order, or the last N with
     ``newest`` (recent changes are likelier to build against today's package indexes).
     ``mined``: candidates already mined (a `MineResult`, e.g. from the GitHub miner, whose
-    clone is ``repo_path``); the local miner is then not run."""
+    clone is ``repo_path``); the local miner is then not run. ``runner``: an executor
+    (harness.executor / harness.queue) the validations run on; default: this process."""
     from envs.registry import Registry
 
     t0 = time.monotonic()
@@ -122,6 +115,8 @@ def mine_and_validate(repo_path: str | Path, *, registry: Any = None,
             f"{len(mined.rejected)} rejected")
         rejected: Counter[str] = Counter()
         envs: dict[str, tuple[EnvSpec | None, str | None, str, bool]] = {}
+        jobs: list[ValidateJob] = []
+        url = reg.engine.url.render_as_string(hide_password=False) if runner is None else None
         for task in cands:
             started = datetime.now(timezone.utc)
             tt = time.monotonic()
@@ -148,26 +143,39 @@ def mine_and_validate(repo_path: str | Path, *, registry: Any = None,
                 continue
             report.env_built += 1
             log(f"validating {task.instance_id} in {env.image}")
-            v = validate(task, env, runs_before=runs_before, runs_after=runs_after,
-                         confirm_runs=confirm_runs, per_test_command=per_test or None,
-                         timeout=timeout, log=log)
+            jobs.append(ValidateJob(
+                task=task, env=env, repo=name, runs_before=runs_before, runs_after=runs_after,
+                confirm_runs=confirm_runs, per_test_command=per_test or None, timeout=timeout,
+                details={"image": env.image, "env_cache_hit": hit}, registry_url=url))
+        # Validation is the long part: it runs as jobs (here, in a local pool, or on Celery
+        # workers, which register what they verify themselves).
+        run = runner.map if runner is not None else run_inline
+        by_id = {j.task.instance_id: j for j in jobs}
+        for done_ in run(validate_one, jobs):
+            job = by_id[done_.job.task.instance_id]
+            task, env = job.task, job.env
+            if done_.ok:
+                v = done_.value
+            else:  # the harness failed, not the candidate: an infrastructure reason
+                v = {"verified": False, "reason": "validation_error",
+                     "detail": done_.error.splitlines()[0][:300] if done_.error else "",
+                     "FAIL_TO_PASS": [], "pass_to_pass": [], "flaky": [], "new_tests": [],
+                     "before_build_broken": False, "seconds": 0.0}
             report.validated += 1
-            if v.verified:
-                reg.put_swe_task(v.task)
+            if v["verified"]:
                 report.verified += 1
-                report.verified_ids.append(v.instance_id)
+                report.verified_ids.append(task.instance_id)
             else:
-                rejected[v.reason or "?"] += 1
-            _record(reg, v, name, started, {"image": env.image, "env_cache_hit": hit})
+                rejected[v["reason"] or "?"] += 1
             outcome = TaskOutcome(
                 instance_id=task.instance_id, base_commit=task.base_commit, stage="validate",
-                verified=v.verified, reason=v.reason, detail=v.detail, image=env.image,
-                env_cache_hit=hit, fail_to_pass=v.fail_to_pass,
-                pass_to_pass=len(v.pass_to_pass), flaky=v.flaky, new_tests=v.new_tests,
-                before_build_broken=v.before_build_broken,
-                seconds=round(time.monotonic() - tt, 2))
-            log(f"  {task.instance_id}: {'verified' if v.verified else v.reason} "
-                f"({v.detail})")
+                verified=v["verified"], reason=v["reason"], detail=v["detail"],
+                image=env.image, env_cache_hit=job.details["env_cache_hit"],
+                fail_to_pass=v["FAIL_TO_PASS"], pass_to_pass=len(v["pass_to_pass"]),
+                flaky=v["flaky"], new_tests=v["new_tests"],
+                before_build_broken=v["before_build_broken"], seconds=v["seconds"])
+            log(f"  {task.instance_id}: {'verified' if v['verified'] else v['reason']} "
+                f"({v['detail']})")
             report.tasks.append(outcome)
             if progress:
                 progress("done", task, outcome)

@@ -19,6 +19,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from harness.executor import queue_runner
+
 app = typer.Typer(help="Synthesize verified terminal tasks (Harbor / Terminal-Bench).",
                   add_completion=False, pretty_exceptions_enable=False,
                   invoke_without_command=True)
@@ -109,6 +111,9 @@ def synth(
     resume: bool = typer.Option(True, "--resume/--no-resume",
                                 help="skip tasks the state file records as finished"),
     llm: bool = typer.Option(False, "--llm", help="rephrase drafts via ENVFACTORY_LLM_URL"),
+    executor: Optional[str] = typer.Option(
+        None, "--executor", help="local (threads here) or celery (`envfactory worker` "
+        "processes; default: ENVFACTORY_EXECUTOR, else local)"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Draft, implement, verify and register N terminal tasks; print the yield tables."""
@@ -133,7 +138,8 @@ def synth(
     try:
         with bar:
             report = run_synth(n=n, families=families, seed=seed, registry=reg, workers=workers,
-                               resume=resume, progress=progress, use_llm=llm)
+                               resume=resume, progress=progress, use_llm=llm,
+                               runner=queue_runner(executor, log=console.log))
     finally:
         reg.close()
     if as_json:

@@ -1,8 +1,9 @@
 """Export to, and import from, the Harbor and Terminal-Bench 1 task layouts.
 
-Harbor:  task.toml, instruction.md, environment/Dockerfile (+ build context),
+Harbor:  task.toml, instruction.md, environment/Dockerfile (+ build context, and a
+         docker-compose.yaml that takes the network away from an offline task),
          tests/test.sh (+ test_outputs.py), solution/solve.sh; the tests write
-         /logs/verifier/reward.txt.
+         /logs/verifier/reward.txt. synth/harbor.py runs them under the real Harbor.
 TB1:     task.yaml, Dockerfile (+ build context), docker-compose.yaml, solution.sh,
          run-tests.sh, tests/.
 Both carry the oracle mutants (solution/mutants/, mutants/) so a re-import can run the
@@ -69,31 +70,60 @@ def _toml_str(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-def export_harbor(task: TerminalTask, dest: Path) -> Path:
-    root = Path(dest) / task.task_id
-    root.mkdir(parents=True, exist_ok=True)
+# Harbor's docker environment enforces `network_mode = "no-network"` through an egress
+# sidecar built from images pinned on Docker Hub, which a host with no registry cannot
+# pull. An offline task instead takes the network away from its own container here, which
+# Harbor respects ("task-authored networking"), so it runs and is graded offline anywhere.
+HARBOR_OFFLINE_COMPOSE = """\
+# envfactory: this task runs and is graded with no network.
+services:
+  main:
+    network_mode: none
+"""
+
+# The tests read the state the agent left (files, users, processes), which a separate
+# verifier container would not see: the verifier shares the agent's sandbox on purpose.
+HARBOR_LINT_IGNORE = ("shared-verifier",)
+
+
+def _toml_list(values: Any) -> str:
+    return "[" + ", ".join(_toml_str(str(v)) for v in values) + "]"
+
+
+def _harbor_toml(task: TerminalTask) -> str:
     passed = [r.gate for r in task.verification if r.passed]
-    toml = "\n".join([
-        'version = "1.0"', "",
+    env = ["[environment]", "build_timeout_sec = 600.0", "cpus = 1", "memory_mb = 1024"]
+    if task.network:
+        env.append('network_mode = "public"')
+    return "\n".join([
+        'schema_version = "1.4"', "",
         "[metadata]", 'author_name = "envfactory synth"',
         f"difficulty = {_toml_str(task.difficulty.value)}",
         f"category = {_toml_str(task.category)}",
-        "tags = [" + ", ".join(_toml_str(t) for t in task.tags) + "]", "",
+        f"tags = {_toml_list(task.tags)}", "",
         "[metadata.envfactory]",
         f"task_id = {_toml_str(task.task_id)}", f"family = {_toml_str(task.family)}",
         f"fingerprint = {_toml_str(task.fingerprint)}",
         f"image = {_toml_str(task.image or '')}",
-        "gates_passed = [" + ", ".join(_toml_str(g) for g in passed) + "]", "",
+        f"network_mode = {_toml_str('public' if task.network else 'no-network')}",
+        f"gates_passed = {_toml_list(passed)}", "",
+        "[metadata.harbor.lint]", f"ignore = {_toml_list(HARBOR_LINT_IGNORE)}", "",
         "[verifier]", f"timeout_sec = {task.verifier_timeout_sec}", "",
         "[agent]", f"timeout_sec = {task.agent_timeout_sec}", "",
-        "[environment]", "build_timeout_sec = 600.0", "cpus = 1", "memory_mb = 1024",
-        f"network_mode = {_toml_str('public' if task.network else 'no-network')}", "",
+        *env, "",
     ])
-    _write(root, "task.toml", toml)
+
+
+def export_harbor(task: TerminalTask, dest: Path) -> Path:
+    root = Path(dest) / task.task_id
+    root.mkdir(parents=True, exist_ok=True)
+    _write(root, "task.toml", _harbor_toml(task))
     _write(root, "instruction.md", task.instruction)
     _write(root, "environment/Dockerfile", task.dockerfile)
     for rel, text in task.files.items():
         _write(root, f"environment/{rel}", text)
+    if not task.network:
+        _write(root, "environment/docker-compose.yaml", HARBOR_OFFLINE_COMPOSE)
     for rel, text in task.tests.items():
         _write(root, f"tests/{rel}", text, 0o755 if rel.endswith(".sh") else 0o644)
     _write(root, "solution/solve.sh", task.solution, 0o755)
@@ -231,7 +261,7 @@ def load_task(path: Path) -> TerminalTask:
         md, ef = meta.get("metadata", {}), meta.get("metadata", {}).get("envfactory", {})
         instruction = (p / "instruction.md").read_text()
         dockerfile = (p / "environment/Dockerfile").read_text()
-        files = _read_tree(p / "environment", {"Dockerfile"})
+        files = _read_tree(p / "environment", {"Dockerfile", "docker-compose.yaml"})
         tests = _read_tree(p / "tests", set())
         solution = (p / "solution/solve.sh").read_text()
         mutants = {f.stem: f.read_text() for f in sorted((p / "solution/mutants").glob("*.sh"))}

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -178,14 +179,32 @@ def process(d: TaskDraft, *, dedup: DedupIndex, registry: Registry | None,
     return outcome
 
 
+class SynthJob(BaseModel):
+    """One draft's implement + verify + register, as a job (harness/queue.py)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    draft: TaskDraft
+    oracle_runs: int = 3
+
+
+def synth_one(job: SynthJob) -> dict:
+    """`process` in a worker: duplicates are judged against the registry it registers in."""
+    with Registry() as reg:
+        outcome = process(job.draft, dedup=_dedup_from_registry(reg), registry=reg,
+                          oracle_runs=job.oracle_runs)
+    return outcome.model_dump(mode="json")
+
+
 def run_synth(n: int = 20, families: str | list[str] | None = "all", *, seed: int = 0,
               registry: Registry | None = None, workers: int = 3, resume: bool = True,
               progress: Progress | None = None, use_llm: bool = False,
-              oracle_runs: int = 3) -> SynthReport:
+              oracle_runs: int = 3, runner: Any = None) -> SynthReport:
     """Synthesize `n` tasks over `families` ('all', 'a,b' or a list) and register survivors.
 
     The entry point for the CLI and for `envfactory run` (README command 1), e.g.
-    `run_synth(n=len(all_families()), registry=reg)`: one task per family.
+    `run_synth(n=len(all_families()), registry=reg)`: one task per family. ``runner``: a
+    Celery executor (harness/queue.py); its workers register in their own registry.
     """
     started = time.monotonic()
     selected = [f.name for f in fams.select(families)]
@@ -222,6 +241,15 @@ def run_synth(n: int = 20, families: str | list[str] | None = "all", *, seed: in
                 finish(item)
             else:
                 todo.append(item)
+        if runner is not None:
+            for done_ in runner.map(synth_one, [SynthJob(draft=d, oracle_runs=oracle_runs)
+                                                 for d in todo]):
+                d = done_.job.draft
+                finish(TaskOutcome.model_validate(done_.value) if done_.ok else TaskOutcome(
+                    task_id=d.task_id, family=d.family, category=d.category,
+                    failed_gate=Gate.INFRA, detail=done_.error.splitlines()[0][:300],
+                    runs=[GateRun(gate=Gate.INFRA, passed=False)]))
+            todo = []
         with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="synth") as pool:
             futures = {pool.submit(process, d, dedup=dedup, registry=registry,
                                    oracle_runs=oracle_runs): d for d in todo}

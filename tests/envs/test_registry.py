@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import glob
 import itertools
 import multiprocessing
 import os
-import pwd
-import shutil
-import socket
 import sqlite3
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +18,6 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
-from sqlalchemy.engine import make_url
 
 from envs import registry as registry_module
 from envs.models import (
@@ -52,7 +45,7 @@ from envs.registry import (
 )
 
 AT = datetime(2024, 5, 17, 12, 30, 45, 123456, tzinfo=timezone.utc)
-TABLES = {"images", "environments", "swe_tasks", "terminal_tasks", "runs", "attempts"}
+TABLES = {"images", "environments", "swe_tasks", "terminal_tasks", "runs", "attempts", "jobs"}
 
 
 # --------------------------------------------------------------------------- factories
@@ -149,54 +142,6 @@ def run(run_id: str = "run-1", **kw) -> RunRecord:
 # at ENVFACTORY_TEST_PG_URL (a URL whose user may CREATE DATABASE).
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _pg_bindir() -> Path | None:
-    found = shutil.which("initdb") or next(
-        iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)), None
-    )
-    return Path(found).parent if found else None
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    """The URL of a PostgreSQL server's maintenance database."""
-    given = os.environ.get("ENVFACTORY_TEST_PG_URL")
-    if given:
-        yield given
-        return
-    pytest.importorskip("psycopg", reason="PostgreSQL tests need psycopg")
-    bindir = _pg_bindir()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb)")
-    run_as: list[str] = []
-    root = Path(tempfile.mkdtemp(prefix="envfactory-pg-"))
-    if os.geteuid() == 0:  # postgres refuses to run as root
-        try:
-            user = pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.skip("running as root and there is no postgres user")
-        os.chown(root, user.pw_uid, user.pw_gid)
-        run_as = ["runuser", "-u", "postgres", "--"]
-    data, port = root / "data", _free_port()
-
-    def pg(*args: object, check: bool = True) -> None:
-        subprocess.run([*run_as, *map(str, args)], check=check, capture_output=True)
-
-    try:
-        pg(bindir / "initdb", "-D", data, "-A", "trust", "-U", "envfactory")
-        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-        pg(bindir / "pg_ctl", "-D", data, "-o", options, "-l", root / "log", "-w", "start")
-        yield f"postgresql+psycopg://envfactory@127.0.0.1:{port}/postgres"
-    finally:
-        pg(bindir / "pg_ctl", "-D", data, "-m", "immediate", "stop", check=False)
-        shutil.rmtree(root, ignore_errors=True)
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def new_url(request, tmp_path: Path) -> Iterator[Callable[[], str]]:
     """A function that gives the URL of a brand-new, empty database on each call."""
@@ -204,23 +149,7 @@ def new_url(request, tmp_path: Path) -> Iterator[Callable[[], str]]:
     if request.param == "sqlite":
         yield lambda: f"sqlite:///{tmp_path / f'db{next(counter)}' / 'registry.sqlite'}"
         return
-    server = make_url(request.getfixturevalue("pg_server"))  # skips when there is none
-    import psycopg
-
-    admin = server.set(drivername="postgresql").render_as_string(hide_password=False)
-    created: list[str] = []
-
-    def create() -> str:
-        name = f"envfactory_test_{os.getpid()}_{next(counter)}_{time.monotonic_ns()}"
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        created.append(name)
-        return server.set(database=name).render_as_string(hide_password=False)
-
-    yield create
-    with psycopg.connect(admin, autocommit=True) as conn:
-        for name in created:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    yield request.getfixturevalue("pg_database")  # fails under CI when there is none
 
 
 @pytest.fixture()

@@ -32,7 +32,11 @@ def test_harbor_layout(task, tmp_path):
         assert (root / rel).is_file(), rel
     meta = tomllib.loads((root / "task.toml").read_text())
     assert meta["metadata"]["category"] == "regex"
-    assert meta["environment"]["network_mode"] == "no-network"
+    # Harbor's own no-network mode needs an egress sidecar pulled from Docker Hub: offline
+    # tasks say so in our metadata and cut the network in their compose file instead.
+    assert "network_mode" not in meta["environment"]
+    assert meta["metadata"]["envfactory"]["network_mode"] == "no-network"
+    assert "network_mode: none" in (root / "environment/docker-compose.yaml").read_text()
     assert (root / "instruction.md").read_text() == task.instruction
     assert "/logs/verifier/reward.txt" in (root / "tests/test.sh").read_text()
     assert (root / "tests/test.sh").stat().st_mode & 0o111
