@@ -2,8 +2,9 @@
 
 Harbor needs Python >= 3.12 and Docker Compose v2; the project's venv is 3.11 and Debian
 bookworm packages only Compose v1. So `ensure()` makes a separate venv (`.venv-harbor/`)
-from a 3.12+ interpreter and, where `docker compose` is missing, builds the Compose CLI
-plugin from its Go module into that venv. Both steps are idempotent and cached.
+from a 3.12+ interpreter and, where `docker compose` is missing, puts a Compose CLI plugin
+into that venv: Debian's newest docker-compose package (a newer suite's static binary), else
+one built from Compose's Go module. Both steps are idempotent and cached.
 
     python -m synth.harbor ensure             # make the venv (and Compose) once
     python -m synth.harbor check TASK_DIR     # lint, oracle run, nop run; JSON out
@@ -16,9 +17,11 @@ import fcntl
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -132,13 +135,63 @@ def _build_compose(plugin: Path) -> None:
           "-o", str(plugin), "./cmd"], "building docker compose", 900, cwd=info["Dir"], env=env)
 
 
+# Debian's newest docker-compose package is a static Compose v2 CLI plugin, a 13 MB download
+# where building the Go module takes minutes on 2 cores. Older than this it cannot load the
+# compose files Harbor writes (trixie's 2.26 fails `harbor lint`; forky's 2.40 passes).
+COMPOSE_MIN = (2, 30)
+COMPOSE_SUITES = ("sid", "forky", "trixie")
+
+
+def _version_key(debian_version: str) -> tuple[int, ...]:
+    upstream = debian_version.split(":")[-1].split("-")[0]
+    return tuple(int(p) for p in re.findall(r"\d+", upstream)[:3])
+
+
+def _debian_compose(plugin: Path) -> bool:
+    """Install Debian's newest docker-compose (>= COMPOSE_MIN) as the plugin; False when no
+    suite of the mirror serves one."""
+    import lzma
+    import urllib.request
+
+    from envs.config import get_settings
+
+    mirror = get_settings().debian_mirror.rstrip("/")
+    best: tuple[tuple[int, ...], str] | None = None
+    for suite in COMPOSE_SUITES:
+        try:
+            with urllib.request.urlopen(f"{mirror}/dists/{suite}/main/binary-amd64/Packages.xz",
+                                        timeout=60) as resp:
+                index = lzma.decompress(resp.read()).decode(errors="replace")
+        except (OSError, lzma.LZMAError):
+            continue
+        m = re.search(r"^Package: docker-compose\n(?:(?!\n\n).)*?^Version: (\S+)\n"
+                      r"(?:(?!\n\n).)*?^Filename: (\S+)$", index, re.M | re.S)
+        if m and (best is None or _version_key(m.group(1)) > best[0]):
+            best = (_version_key(m.group(1)), m.group(2))
+    if best is None or best[0] < COMPOSE_MIN:
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        deb = Path(tmp) / "compose.deb"
+        try:
+            urllib.request.urlretrieve(f"{mirror}/{best[1]}", deb)
+        except OSError:
+            return False
+        _run(["dpkg-deb", "-x", str(deb), tmp], "unpacking docker-compose", 120)
+        found = Path(tmp) / "usr/libexec/docker/cli-plugins/docker-compose"
+        if not found.is_file():
+            return False
+        plugin.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(found, plugin)
+    return True
+
+
 def _compose_env(home: Path, env: dict[str, str]) -> dict[str, str]:
     """Extra variables under which `docker compose` works: none when it already does."""
     if _has_compose(env):
         return {}
     config = home / "docker"
     plugin = config / "cli-plugins/docker-compose"
-    if not plugin.is_file():
+    if not plugin.is_file() and not (shutil.which("dpkg-deb") and _debian_compose(plugin)):
         _build_compose(plugin)
     # DOCKER_CONFIG only moves the CLI's plugin and auth lookup; the engine is still reached
     # through DOCKER_HOST or the default socket, as envfactory reaches it.
