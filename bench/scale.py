@@ -131,7 +131,7 @@ class Workers:
             log = self.logs / f"worker-{time.monotonic_ns()}.log"
             with open(log, "wb") as fh:
                 self.procs.append(subprocess.Popen(
-                    [str(ENVFACTORY), "worker", "-c", "1", "--loglevel", "WARNING"],
+                    [str(ENVFACTORY), "worker", "-c", "1", "--loglevel", "INFO"],
                     env=self.env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
                     cwd=ROOT))
             logs.append(log)

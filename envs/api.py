@@ -51,6 +51,7 @@ from envs.actions import (  # noqa: F401  (re-exported: the episode API's action
     tool_call_id,
     tools,
 )
+from envs.errors import UnknownName
 from envs.models import FailureKind, SWETask, TerminalTask
 from envs.pool import Pool, Recipe, ResetMode
 from envs.sandbox import GIT as _GIT
@@ -582,7 +583,7 @@ def resolve_task(task: Task | str, registry: Any = None) -> Task:
         if registry is None:
             reg.close()
     if found is None:
-        raise KeyError(f"no task {task!r} in the registry")
+        raise UnknownName(f"no task {task!r} in the registry")
     return found
 
 

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from envs.errors import UserError
+
 ENV_VARS = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "CURL_CA_BUNDLE")
 SYSTEM_PATHS = (
     "/etc/ssl/certs/ca-certificates.crt",  # Debian, Ubuntu, Alpine
@@ -30,7 +32,7 @@ _PEM = re.compile(
 )
 
 
-class CAError(ValueError):
+class CAError(UserError):
     """A CA bundle was named but cannot be used; the message says why in one line."""
 
 

@@ -1,7 +1,7 @@
 """The Docker engine: connect to it, and where none answers and we are root, install and start one.
 
 Everything in envfactory gets its Docker client from `client()`; only this module and
-`envs/sandbox.py` / `envs/images.py` talk to the engine.
+`envs/sandbox/` / `envs/images.py` talk to the engine.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import docker
 from docker.errors import DockerException
 
 from envs.config import get_settings
+from envs.errors import InfraError
 
 # The host's apt: wait for another apt run (services.sh, a parallel bootstrap) holding its lock.
 APT = ("apt-get", "-o", "DPkg::Lock::Timeout=600")
 
-class EngineError(RuntimeError):
+class EngineError(InfraError):
     """The Docker engine cannot be reached or started; the message says why in one line."""
 
 

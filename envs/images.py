@@ -32,6 +32,7 @@ from docker.errors import APIError, ImageNotFound
 from envs import ca as ca_mod
 from envs import engine
 from envs.config import get_settings
+from envs.errors import InfraError, unknown
 from envs.models import ImageRecord, Language
 
 RECIPE_VERSION = "1"  # bump to invalidate every tag when the build logic itself changes
@@ -43,7 +44,7 @@ SUITES = ("bullseye", "bookworm", "trixie")
 Log = Callable[[str], None]
 
 
-class ImageBuildError(RuntimeError):
+class ImageBuildError(InfraError):
     """An image could not be built; the message names the step and the last output line."""
 
 
@@ -79,7 +80,7 @@ def get_recipe(name: str) -> Recipe:
     try:
         return _RECIPES[name]
     except KeyError:
-        raise KeyError(f"unknown image {name!r}; known: {', '.join(sorted(_RECIPES))}") from None
+        raise unknown("image", name, sorted(_RECIPES)) from None
 
 
 recipe(Recipe(
@@ -213,13 +214,19 @@ def rootfs_tag(suite: str, mirror: str) -> str:
     return f"{prefix}/debian:{suite}-{_hash('rootfs', RECIPE_VERSION, suite, mirror)[:12]}"
 
 
+def check_suite(suite: str | None) -> str:
+    """The suite to use (None: the settings'); an unknown one is bad input."""
+    suite = suite or get_settings().debian_suite
+    if suite not in SUITES:
+        raise unknown("Debian suite", suite, SUITES, field="--suite")
+    return suite
+
+
 def plan(name: str, *, suite: str | None = None, ca_bundle: ca_mod.CABundle | str | None = "auto"
          ) -> Plan:
     """The tag an image would have, without building anything."""
     s = get_settings()
-    suite = suite or s.debian_suite
-    if suite not in SUITES:
-        raise ValueError(f"unknown Debian suite {suite!r}; known: {', '.join(SUITES)}")
+    suite = check_suite(suite)
     bundle = ca_mod.detect() if ca_bundle == "auto" else ca_bundle
     assert not isinstance(bundle, str)
     r = get_recipe(name)

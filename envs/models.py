@@ -152,6 +152,8 @@ def _test_list(value: Any) -> list[str]:
         if not isinstance(parsed, list):
             raise ValueError("expected a JSON list of test ids")
         value = parsed
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"expected a list of test ids, got {type(value).__name__}")
     return [str(v) for v in value]
 
 

@@ -64,6 +64,7 @@ from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeDecorator
 
 from envs.config import get_settings
+from envs.errors import InfraError, UserError
 from envs.models import (
     EnvSpec,
     Frozen,
@@ -104,7 +105,7 @@ M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 
-class RegistryError(RuntimeError):
+class RegistryError(InfraError):
     """The registry cannot be opened or used; the message says why in one line."""
 
 
@@ -428,7 +429,11 @@ class Registry:
     # -- SWE tasks
 
     def put_swe_task(self, task: SWETask) -> None:
-        values = {
+        self.put_swe_tasks([task])
+
+    def put_swe_tasks(self, tasks: list[SWETask]) -> None:
+        """Upsert every task in one transaction: all of them land, or none (an import)."""
+        rows = [{
             "instance_id": task.instance_id,
             "repo": task.repo,
             "language": _value(task.language),
@@ -437,8 +442,13 @@ class Registry:
             "created_at": task.created_at,
             "env_name": task.env_spec.name if task.env_spec else None,
             "data": task.model_dump(mode="json"),
-        }
-        self._write(lambda c: _upsert(c, SWETaskRow.__table__, values))
+        } for task in tasks]
+
+        def tx(c: Connection) -> None:
+            for values in rows:
+                _upsert(c, SWETaskRow.__table__, values)
+
+        self._write(tx)
 
     def get_swe_task(self, instance_id: str) -> SWETask | None:
         return self._get(SWETask, SWETaskRow.data, SWETaskRow.instance_id == instance_id)
@@ -458,15 +468,26 @@ class Registry:
     # -- terminal tasks
 
     def put_terminal_task(self, task: TerminalTask) -> None:
-        task = _utc_model(task)
-        values = {
-            "task_id": task.task_id,
-            "family": task.family,
-            "category": task.category,
-            "difficulty": _value(task.difficulty),
-            "data": task.model_dump(mode="json"),
-        }
-        self._write(lambda c: _upsert(c, TerminalTaskRow.__table__, values))
+        self.put_terminal_tasks([task])
+
+    def put_terminal_tasks(self, tasks: list[TerminalTask]) -> None:
+        """Upsert every terminal task in one transaction."""
+        rows = []
+        for task in tasks:
+            task = _utc_model(task)
+            rows.append({
+                "task_id": task.task_id,
+                "family": task.family,
+                "category": task.category,
+                "difficulty": _value(task.difficulty),
+                "data": task.model_dump(mode="json"),
+            })
+
+        def tx(c: Connection) -> None:
+            for values in rows:
+                _upsert(c, TerminalTaskRow.__table__, values)
+
+        self._write(tx)
 
     def get_terminal_task(self, task_id: str) -> TerminalTask | None:
         return self._get(TerminalTask, TerminalTaskRow.data, TerminalTaskRow.task_id == task_id)
@@ -714,8 +735,9 @@ class Registry:
             raise RegistryError(
                 f"cannot open registry {self.url}: cannot create its folder ({exc})"
             ) from exc
-        except (ArgumentError, NoSuchModuleError, TypeError) as exc:
-            raise RegistryError(f"cannot open registry {self.url}: {_one_line(exc)}") from exc
+        except (ArgumentError, NoSuchModuleError, TypeError) as exc:  # the URL itself
+            raise UserError(f"cannot open this registry URL: {_one_line(exc)}",
+                            field="--db-url / ENVFACTORY_DB_URL", value=self.url) from exc
         _guard_fork(engine)
         return engine
 

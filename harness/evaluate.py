@@ -23,10 +23,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from envs import grading
 from envs.config import get_settings
+from envs.errors import UserError
+from envs.files import read_jsonl, row_error
 from envs.models import EnvSpec, FailureKind, Language, SWETask
 from envs.verify import DETERMINISM_ENV, grade_swe, put_test_patch, run_tests
 
@@ -35,7 +37,7 @@ EMPTY = "empty"
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
-class EvalError(ValueError):
+class EvalError(UserError):
     """Bad input to an evaluation (file, field, id); one line."""
 
 
@@ -54,35 +56,21 @@ def safe_name(text: str) -> str:
 # --------------------------------------------------------------------------- inputs
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def task_from_row(row: dict[str, Any], where: str = "row") -> SWETask:
+    """A SWE-bench-style instance row, with envfactory's environment fields, as a task.
+    A row that does not validate is an EvalError naming `where` (file:line), the field and
+    its value."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise EvalError(f"{path}: {exc.strerror or exc}") from exc
-    stripped = text.lstrip()
-    if stripped.startswith("["):  # a JSON array is accepted too (SWE-bench accepts both)
-        try:
-            rows = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise EvalError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from exc
-        return [r for r in rows if isinstance(r, dict)]
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EvalError(f"{path}:{n}: not valid JSON: {exc.msg}") from exc
-        if not isinstance(row, dict):
-            raise EvalError(f"{path}:{n}: expected a JSON object")
-        rows.append(row)
-    return rows
+        return _task_from_row(dict(row), where)
+    except (ValidationError, ValueError, TypeError) as exc:
+        if isinstance(exc, EvalError):
+            raise
+        bad = row_error(where, exc, row)
+        raise EvalError(bad.message, where=bad.where, field=bad.field,
+                        value=bad.value) from None
 
 
-def task_from_row(row: dict[str, Any]) -> SWETask:
-    """A SWE-bench-style instance row, with envfactory's environment fields, as a task."""
-    row = dict(row)
+def _task_from_row(row: dict[str, Any], where: str) -> SWETask:
     spec = row.pop("env_spec", None)
     if isinstance(spec, str):
         spec = json.loads(spec)
@@ -103,13 +91,13 @@ def task_from_row(row: dict[str, Any]) -> SWETask:
         row["language"] = Language(row["language"])
     for key in ("instance_id", "repo", "base_commit"):
         if key not in row:
-            raise EvalError(f"instance row lacks {key!r}")
+            raise EvalError(f"the instance lacks {key!r}", where=where)
     return SWETask.model_validate(row)
 
 
 def load_tasks(dataset: Path | None = None, *, registry: Any = None) -> dict[str, SWETask]:
     if dataset is not None:
-        tasks = [task_from_row(r) for r in _read_jsonl(dataset)]
+        tasks = [task_from_row(r, where) for where, r in read_jsonl(dataset)]
     else:
         if registry is None:
             from envs.registry import Registry
@@ -128,12 +116,16 @@ def load_predictions(source: str, tasks: dict[str, SWETask]) -> list[Prediction]
     if source == EMPTY:
         return [Prediction(instance_id=i, model_name_or_path=EMPTY, model_patch="")
                 for i in tasks]
-    rows = _read_jsonl(Path(source))
     preds = []
-    for n, row in enumerate(rows, 1):
+    for where, row in read_jsonl(Path(source)):
         if "instance_id" not in row:
-            raise EvalError(f"{source}: prediction {n} lacks 'instance_id'")
-        preds.append(Prediction.model_validate(row))
+            raise EvalError("the prediction lacks 'instance_id'", where=where)
+        try:
+            preds.append(Prediction.model_validate(row))
+        except ValidationError as exc:
+            bad = row_error(where, exc, row)
+            raise EvalError(bad.message, where=bad.where, field=bad.field,
+                            value=bad.value) from None
     return preds
 
 
@@ -299,6 +291,26 @@ def default_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
+def select_predictions(predictions: str | Iterable[Prediction], tasks: dict[str, SWETask],
+                       instance_ids: list[str] | None = None) -> list[Prediction]:
+    """The predictions to evaluate (a file, gold, empty, or a list), checked against the
+    tasks: an EvalError names what does not fit, before any sandbox starts."""
+    preds = load_predictions(predictions, tasks) if isinstance(predictions, str) \
+        else list(predictions)
+    if instance_ids:
+        wanted = set(instance_ids)
+        unknown = wanted - {p.instance_id for p in preds}
+        if unknown:
+            raise EvalError(f"no prediction for {', '.join(sorted(unknown)[:5])}",
+                            field="--instance-id")
+        preds = [p for p in preds if p.instance_id in wanted]
+    missing = [p.instance_id for p in preds if p.instance_id not in tasks]
+    if missing:
+        raise EvalError(f"{len(missing)} prediction(s) name unknown instances, e.g. "
+                        f"{missing[0]!r} (known: {len(tasks)} task(s))")
+    return preds
+
+
 def evaluate(predictions: str | Iterable[Prediction], *, tasks: dict[str, SWETask],
              run_id: str | None = None, workers: int = 1, timeout: float | None = None,
              instance_ids: list[str] | None = None, force: bool = False,
@@ -311,18 +323,7 @@ def evaluate(predictions: str | Iterable[Prediction], *, tasks: dict[str, SWETas
 
     start = time.monotonic()
     run_id = run_id or default_run_id()
-    preds = load_predictions(predictions, tasks) if isinstance(predictions, str) \
-        else list(predictions)
-    if instance_ids:
-        wanted = set(instance_ids)
-        unknown = wanted - {p.instance_id for p in preds}
-        if unknown:
-            raise EvalError(f"no prediction for {', '.join(sorted(unknown)[:5])}")
-        preds = [p for p in preds if p.instance_id in wanted]
-    missing = [p.instance_id for p in preds if p.instance_id not in tasks]
-    if missing:
-        raise EvalError(f"{len(missing)} prediction(s) name unknown instances, e.g. "
-                        f"{missing[0]!r} (known: {len(tasks)} task(s))")
+    preds = select_predictions(predictions, tasks, instance_ids)
     run_dir = (runs_dir or get_settings().runs_dir) / safe_name(run_id)
     reports_by_id: dict[str, dict[str, Any]] = {}
     jobs: list[EvalJob] = []

@@ -16,6 +16,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from envs.errors import unknown
+
 J = TypeVar("J")
 
 
@@ -122,7 +124,7 @@ def make_executor(kind: str | None = None, workers: int = 2, *,
         from harness.queue import CeleryExecutor  # Celery loads only when asked for
 
         return CeleryExecutor(workers, log=log, force=force)
-    raise ValueError(f"unknown executor {kind!r}; known: {', '.join(EXECUTORS)}")
+    raise unknown("executor", kind, EXECUTORS, field="--executor")
 
 
 def queue_runner(kind: str | None = None, *, log: Callable[[str], None] | None = None,

@@ -39,6 +39,7 @@ from celery import Celery
 from pydantic import BaseModel
 
 from envs.config import get_settings
+from envs.errors import InfraError
 from harness.executor import Outcome
 
 J = TypeVar("J")
@@ -48,7 +49,7 @@ QUEUE = "envfactory"
 TRANSIENT_RETRIES = 4
 
 
-class QueueError(RuntimeError):
+class QueueError(InfraError):
     """The queue cannot be used (no broker, a job that cannot travel); one line says why."""
 
 

@@ -5,35 +5,18 @@ Every command takes --json (stdout then carries only JSON) and fails with one li
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Optional
 
 import typer
 
+from envs.clikit import command, err, out
 from envs.config import get_settings
-from policy.model import require_extra
-from synth.cli import CLIError, err, out
-from synth.cli import command as _command
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def command(fn: F) -> F:
-    """synth's one-line error wrapper, with the policy's own failures read as such."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except RuntimeError as exc:  # PolicyUnavailable, a server that did not start
-            raise CLIError(str(exc)) from None
-
-    return _command(wrapper)  # type: ignore[return-value]
+from envs.errors import InfraError, UserError, unknown
+from policy.model import MODELS, require_extra
 
 app = typer.Typer(help="The bundled policy: serve it, evaluate it, train it.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -54,8 +37,10 @@ def serve(
     """Start N servers and the router; print the OpenAI base URL; serve until Ctrl-C."""
     from policy.cluster import Cluster
 
-    require_extra()
     s = get_settings()
+    if (model or s.policy_model) not in MODELS:
+        raise unknown("policy model", model or s.policy_model, MODELS, field="--model")
+    require_extra()
     with Cluster(model=model or s.policy_model, ranks=ranks, adapter=adapter, routing=routing,
                  device=device or s.policy_device) as c:
         info = {"url": c.url + "/v1", "ranks": c.upstreams, "logs": str(c.log_dir)}
@@ -70,7 +55,7 @@ def serve(
                 time.sleep(1)
         except KeyboardInterrupt:
             return
-        raise RuntimeError(f"a policy process exited; see {c.log_dir}")
+        raise InfraError(f"a policy process exited; see {c.log_dir}")
 
 
 @app.command("eval")
@@ -89,9 +74,9 @@ def evaluate(
     for item in adapter:
         name, _, path = str(item).partition("=")
         if not path:
-            raise ValueError(f"--adapter {item}: expected NAME=PATH")
+            raise UserError("expected NAME=PATH", field="--adapter", value=str(item))
         if not Path(path).is_file():
-            raise FileNotFoundError(f"--adapter {name}: no file at {path}")
+            raise UserError(f"no file at {path}", field=f"--adapter {name}")
         models[name] = Path(path)
     result = compare(get_recipe(recipe), models, log=lambda m: err.print(m))
     if as_json:

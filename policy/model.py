@@ -18,11 +18,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from envs.errors import InfraError
+
 MODELS = ("smollm2", "tiny")
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 
-class PolicyUnavailable(RuntimeError):
+class PolicyUnavailable(InfraError):
     """The `.[policy]` extra or the model file is missing (one line says which)."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from envs.errors import unknown
 from policy.train import Learner, RLConfig, run_rl, sft_example, write_log
 
 TRAIN_SEEDS = range(0, 10_000)
@@ -58,7 +59,7 @@ def get_recipe(name: str) -> Recipe:
     try:
         return RECIPES[name]
     except KeyError:
-        raise ValueError(f"unknown recipe {name!r}; known: {', '.join(RECIPES)}") from None
+        raise unknown("recipe", name, RECIPES) from None
 
 
 def split_families() -> tuple[list[str], list[str]]:

@@ -7,17 +7,17 @@ exits non-zero with a one-line reason on failure.
 
 from __future__ import annotations
 
-import functools
 import json
+import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from envs.clikit import command, emit_json, err, on_interrupt, out
+from envs.errors import UserError
 from harness.executor import queue_runner
 
 app = typer.Typer(help="Mine, validate and register SWE tasks.", no_args_is_help=True,
@@ -26,51 +26,18 @@ registry_app = typer.Typer(help="Registered SWE tasks: list, show, export, impor
                            no_args_is_help=True)
 app.add_typer(registry_app, name="registry")
 
-out = Console(width=None if sys.stdout.isatty() else 140)
-err = Console(stderr=True, soft_wrap=True)
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class CLIError(RuntimeError):
-    """A failure the user should read as one line."""
-
-
-def _expected() -> tuple[type[BaseException], ...]:
-    from envs.registry import RegistryError
-    from envs.sandbox import SandboxError
-    from harness.evaluate import EvalError
-    from repolaunch.build import LaunchError
-
-    return (CLIError, RegistryError, SandboxError, EvalError, LaunchError, ValueError,
-            FileNotFoundError, OSError, KeyError)
-
-
-def command(fn: F) -> F:
-    """Expected failures -> one line on stderr, exit 1 (the same contract as envfactory's)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except typer.Exit:
-            raise
-        except _expected() as exc:
-            text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            line = str(text).strip().splitlines()[0] if str(text).strip() else type(exc).__name__
-            err.print(f"[red]error:[/red] {line}", highlight=False)
-            raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            err.print("interrupted")
-            raise typer.Exit(130) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _emit(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
-
-
 # --------------------------------------------------------------------------- mine
+
+
+def _check_repository(path: Path) -> None:
+    import git
+
+    try:
+        git.Repo(path)
+    except git.NoSuchPathError:
+        raise UserError("no such repository", where=str(path)) from None
+    except git.InvalidGitRepositoryError:
+        raise UserError("not a git repository", where=str(path)) from None
 
 
 @app.command("mine")
@@ -90,9 +57,11 @@ def mine_cmd(
                                          help="resume file for --github mining (JSONL)"),
     issues: Optional[Path] = typer.Option(None, "--issues",
                                           help="issues export (JSONL: number/title/body/comments)"),
-    runs_before: int = typer.Option(2, "--runs-before", help="suite runs before the fix"),
-    runs_after: int = typer.Option(3, "--runs-after", help="suite runs after the fix"),
-    limit: Optional[int] = typer.Option(None, "--limit", help="validate at most N candidates"),
+    runs_before: int = typer.Option(2, "--runs-before", min=1,
+                                    help="suite runs before the fix"),
+    runs_after: int = typer.Option(3, "--runs-after", min=1, help="suite runs after the fix"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1,
+                                        help="validate at most N candidates"),
     newest: bool = typer.Option(False, "--newest",
                                 help="with --limit: the newest N candidates, not the oldest"),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds per test run"),
@@ -106,13 +75,22 @@ def mine_cmd(
 
     from repolaunch.pipeline import TaskOutcome, mine_and_validate
 
+    # The checks that cost nothing, before any clone, API call or build.
+    if github and repo is not None:
+        raise UserError("give a repository path or --github OWNER/NAME, not both")
+    if github and not re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", github):
+        raise UserError("expected OWNER/NAME", field="--github", value=github)
+    if repo is not None:
+        _check_repository(repo)
+    if issues is not None and not issues.is_file():
+        raise UserError("no such issues file", field="--issues", value=str(issues))
+    if state is not None:
+        on_interrupt(f"rerun with the same --state {state} to resume the GitHub mining")
     mined = None
     if github:
         from envs.config import get_settings
         from repolaunch.mine.github import find_repo, mine_github
 
-        if repo is not None:
-            raise CLIError("give a repository path or --github OWNER/NAME, not both")
         root = clone_dir or get_settings().home / "repos"
         console_ = err if as_json else out
         with console_.status(f"mining {github} through {api_url} ..."):
@@ -120,13 +98,9 @@ def mine_cmd(
                                 log=lambda m: None if as_json else console_.log(m))
         repo = find_repo(root, github)
         if repo is None:  # pragma: no cover - mine_github just made it
-            raise CLIError(f"no clone of {github} under {root}")
+            raise UserError(f"no clone of {github} under {root}")
     if repo is None:
-        raise CLIError("give a repository path or --github OWNER/NAME")
-    if not repo.exists():
-        raise CLIError(f"{repo}: no such repository")
-    if issues is not None and not issues.is_file():
-        raise CLIError(f"{issues}: no such issues file")
+        raise UserError("give a repository path or --github OWNER/NAME")
     console = err if as_json else out
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    console=console, transient=True)
@@ -159,7 +133,7 @@ def mine_cmd(
                                    newest=newest, timeout=timeout, mined=mined,
                                    runner=queue_runner(executor, log=console.log))
     if as_json:
-        _emit({**report.model_dump(mode="json"), "yield": dict(report.rows())})
+        emit_json({**report.model_dump(mode="json"), "yield": dict(report.rows())})
     else:
         table = Table(title=f"yield: {report.repo}")
         table.add_column("stage")
@@ -195,7 +169,7 @@ def registry_ls(
              "PASS_TO_PASS": len(t.PASS_TO_PASS),
              "image": t.env_spec.image if t.env_spec else None} for t in tasks]
     if as_json:
-        _emit(rows)
+        emit_json(rows)
         return
     table = Table(title=f"{len(rows)} SWE task(s)")
     for col in ("instance_id", "repo", "language", "kind", "F2P", "P2P", "image"):
@@ -216,10 +190,10 @@ def registry_show(
     with _registry() as reg:
         task = reg.get_swe_task(instance_id)
     if task is None:
-        raise CLIError(f"no task {instance_id!r} in the registry")
+        raise UserError(f"no task {instance_id!r} in the registry")
     data = task.model_dump(mode="json")
     if as_json:
-        _emit(data)
+        emit_json(data)
         return
     table = Table(title=instance_id, show_header=False)
     table.add_column("field")
@@ -248,7 +222,7 @@ def registry_export(
     from repolaunch.pipeline import EXPORT_FORMATS, export_row
 
     if fmt not in EXPORT_FORMATS:
-        raise CLIError(f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
+        raise UserError(f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
     with _registry() as reg:
         tasks = reg.list_swe_tasks(repo=repo)
     text = "".join(json.dumps(export_row(t), sort_keys=True) + "\n" for t in tasks)
@@ -258,7 +232,7 @@ def registry_export(
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(text, encoding="utf-8")
     if as_json:
-        _emit({"exported": len(tasks), "format": fmt, "out": str(out_file)})
+        emit_json({"exported": len(tasks), "format": fmt, "out": str(out_file)})
     else:
         out.print(f"exported {len(tasks)} task(s) to {out_file}")
 
@@ -270,17 +244,15 @@ def registry_import(
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Import tasks from a JSONL export into the registry (an upsert by instance id)."""
-    from harness.evaluate import _read_jsonl
+    from envs.files import read_jsonl
     from repolaunch.pipeline import import_row
 
-    if not file.is_file():
-        raise CLIError(f"{file}: no such file")
-    tasks = [import_row(row) for row in _read_jsonl(file)]
+    # Every row is read and checked first; then all land in one transaction, or none do.
+    tasks = [import_row(row, where) for where, row in read_jsonl(file)]
     with _registry() as reg:
-        for t in tasks:
-            reg.put_swe_task(t)
+        reg.put_swe_tasks(tasks)
     ids = [t.instance_id for t in tasks]
     if as_json:
-        _emit({"imported": len(ids), "instance_ids": ids})
+        emit_json({"imported": len(ids), "instance_ids": ids})
     else:
         out.print(f"imported {len(ids)} task(s) from {file}")

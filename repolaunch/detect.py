@@ -37,6 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envs.errors import UserError
 from envs.models import Language
 
 try:  # Python >= 3.11
@@ -63,7 +64,7 @@ class Detection(BaseModel):
     extra: dict[str, str] = Field(default_factory=dict)
 
 
-class DetectionError(ValueError):
+class DetectionError(UserError):
     """Nothing in the repository says what it is; one line."""
 
 

@@ -266,8 +266,9 @@ def export_row(task: SWETask) -> dict[str, Any]:
     return row
 
 
-def import_row(row: dict[str, Any]) -> SWETask:
-    """An exported (or SWE-bench-style) row back as a task; the inverse of `export_row`."""
+def import_row(row: dict[str, Any], where: str = "row") -> SWETask:
+    """An exported (or SWE-bench-style) row back as a task; the inverse of `export_row`.
+    `where` (file:line) names the row in the error of one that does not validate."""
     from harness.evaluate import task_from_row
 
-    return task_from_row(row)
+    return task_from_row(row, where)

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from envs.config import get_settings
+from envs.errors import UserError
 from repolaunch.mirror import stand_in_missing_blobs
 
 Log = Callable[[str], None]
 _SAFE = re.compile(r"[^a-z0-9._-]+")
 
 
-class LaunchError(RuntimeError):
+class LaunchError(UserError, RuntimeError):
     """The repository could not be built into an environment; one line."""
 
 

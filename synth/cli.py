@@ -8,65 +8,20 @@ progress goes to stderr) and exits non-zero with a one-line reason on failure.
 
 from __future__ import annotations
 
-import functools
-import json
-import sys
-from collections.abc import Callable
+import inspect
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional, get_type_hints
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from envs.clikit import command, emit_json, err, on_interrupt, out
+from envs.errors import UserError, unknown
 from harness.executor import queue_runner
 
 app = typer.Typer(help="Synthesize verified terminal tasks (Harbor / Terminal-Bench).",
                   add_completion=False, pretty_exceptions_enable=False,
                   invoke_without_command=True)
-
-out = Console(width=None if sys.stdout.isatty() else 140)
-err = Console(stderr=True, soft_wrap=True)
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class CLIError(RuntimeError):
-    """A failure the user should read as one line."""
-
-
-def _expected() -> tuple[type[BaseException], ...]:
-    from envs.images import ImageBuildError
-    from envs.registry import RegistryError
-    from envs.sandbox import SandboxError
-
-    return (CLIError, RegistryError, SandboxError, ImageBuildError, ValueError,
-            FileNotFoundError, OSError, KeyError)
-
-
-def command(fn: F) -> F:
-    """Expected failures -> one line on stderr, exit 1."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except typer.Exit:
-            raise
-        except _expected() as exc:
-            text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            line = str(text).strip().splitlines()[0] if str(text).strip() else type(exc).__name__
-            err.print(f"[red]error:[/red] {line}", highlight=False)
-            raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            err.print("interrupted (rerun the same command to resume)")
-            raise typer.Exit(130) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _emit(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
-
 
 def yield_tables(report: Any) -> list[Table]:
     """The per-stage and per-family yield tables of a SynthReport."""
@@ -100,14 +55,14 @@ def _registry():
     return Registry()
 
 
-@app.callback()
 @command
-def synth(
-    ctx: typer.Context,
+def synthesize(
     families: str = typer.Option("all", "--families", help="'all' or comma-separated names"),
     n: int = typer.Option(28, "--n", help="how many tasks to draft"),
     seed: int = typer.Option(0, "--seed", help="run seed (same seed: same task ids)"),
-    workers: int = typer.Option(3, "--workers", help="tasks verified concurrently"),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1,
+                                          help="tasks verified concurrently "
+                                          "(default: ENVFACTORY_WORKERS)"),
     resume: bool = typer.Option(True, "--resume/--no-resume",
                                 help="skip tasks the state file records as finished"),
     llm: bool = typer.Option(False, "--llm", help="rephrase drafts via ENVFACTORY_LLM_URL"),
@@ -117,12 +72,18 @@ def synth(
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Draft, implement, verify and register N terminal tasks; print the yield tables."""
-    if ctx.invoked_subcommand is not None:
-        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from synth.pipeline import run_synth
+    from envs.config import get_settings
+    from synth.families import select
+    from synth.pipeline import run_synth, state_path
 
+    select(families)  # an unknown family fails before any work
+    if n < 1:
+        raise UserError("must be at least 1", field="--n", value=n)
+    workers = workers or get_settings().workers
+    on_interrupt(f"rerun the same command to resume (finished tasks are kept in "
+                 f"{state_path(seed, [f.name for f in select(families)])})")
     console = err if as_json else out
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), console=console, transient=True)
@@ -143,7 +104,7 @@ def synth(
     finally:
         reg.close()
     if as_json:
-        _emit({**report.summary(), "outcomes": [
+        emit_json({**report.summary(), "outcomes": [
             {"task_id": o.task_id, "family": o.family, "passed": o.passed,
              "failed_gate": o.failed_gate.value if o.failed_gate else None, "detail": o.detail,
              "seconds": o.seconds} for o in report.outcomes]})
@@ -156,6 +117,21 @@ def synth(
         raise typer.Exit(1)
 
 
+def synth(ctx: typer.Context, **options: Any) -> None:
+    """Draft, implement, verify and register N terminal tasks (`envfactory tasks synth`)."""
+    if ctx.invoked_subcommand is None:
+        synthesize(**options)
+
+
+# `envfactory synth --n 2` (the old spelling) takes synthesize's options on the group itself.
+_hints = get_type_hints(synthesize)
+synth.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+     *(p.replace(annotation=_hints[p.name])
+       for p in inspect.signature(synthesize).parameters.values())])
+app.callback()(synth)
+
+
 @app.command("families")
 @command
 def families_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
@@ -165,7 +141,7 @@ def families_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
     rows = [{"family": f.name, "category": f.category, "difficulty": f.difficulty.value,
              "image": f.image, "language": f.language} for f in all_families().values()]
     if as_json:
-        _emit(rows)
+        emit_json(rows)
         return
     t = Table(title=f"{len(rows)} task families")
     for c in ("family", "category", "difficulty", "image", "language"):
@@ -190,7 +166,7 @@ def ls_cmd(family: Optional[str] = typer.Option(None, "--family"),
              "difficulty": t.difficulty.value,
              "gates": sum(r.passed for r in t.verification)} for t in tasks]
     if as_json:
-        _emit(rows)
+        emit_json(rows)
         return
     t = Table(title=f"{len(rows)} terminal tasks")
     for c in ("task_id", "family", "category", "difficulty", "gates"):
@@ -210,8 +186,10 @@ def export_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Export registered tasks as Harbor or Terminal-Bench 1 directories."""
-    from synth.export import check_layout, export
+    from synth.export import FORMATS, check_layout, export
 
+    if fmt not in FORMATS:
+        raise unknown("export format", fmt, FORMATS, field="--format")
     reg = _registry()
     try:
         tasks = reg.list_terminal_tasks(family=family)
@@ -220,16 +198,16 @@ def export_cmd(
     if task_id:
         tasks = [t for t in tasks if t.task_id in set(task_id)]
     if not tasks:
-        raise CLIError("no registered terminal tasks match")
+        raise UserError("no registered terminal tasks match")
     written = []
     for t in tasks:
         root = export(t, dest, fmt)
         problems = check_layout(root, "harbor" if fmt == "harbor" else "tb1")
         if problems:
-            raise CLIError(f"{root}: {problems[0]}")
+            raise UserError(f"{root}: {problems[0]}")
         written.append(str(root))
     if as_json:
-        _emit({"format": fmt, "written": written})
+        emit_json({"format": fmt, "written": written})
     else:
         out.print(f"exported {len(written)} task(s) to {dest} ({fmt})", highlight=False)
 
@@ -243,12 +221,13 @@ def import_cmd(
     """Verify Harbor / TB1 task directories and register those that pass every gate."""
     from synth.pipeline import import_task
 
+    for p in paths:  # every path checked before any is verified
+        if not p.is_dir():
+            raise UserError("no such task directory", where=str(p))
     reg = _registry()
     results = []
     try:
         for p in paths:
-            if not p.is_dir():
-                raise CLIError(f"{p}: no such task directory")
             _, o = import_task(p, registry=reg)
             results.append(o)
             if not as_json:
@@ -258,7 +237,7 @@ def import_cmd(
     finally:
         reg.close()
     if as_json:
-        _emit([{"task_id": o.task_id, "passed": o.passed,
+        emit_json([{"task_id": o.task_id, "passed": o.passed,
                 "failed_gate": o.failed_gate.value if o.failed_gate else None,
                 "detail": o.detail} for o in results])
     if not all(o.passed for o in results):

@@ -20,6 +20,7 @@ from typing import Any
 import tomllib
 import yaml
 
+from envs.errors import UserError, unknown
 from envs.models import Difficulty, TerminalTask
 from synth.spec import fingerprint as make_fingerprint
 from synth.spec import normalize_instruction
@@ -55,7 +56,7 @@ exit 1
 """
 
 
-class LayoutError(ValueError):
+class LayoutError(UserError):
     """A directory is not a valid task of the named layout; one line."""
 
 
@@ -160,12 +161,15 @@ def export_tb1(task: TerminalTask, dest: Path) -> Path:
     return root
 
 
+FORMATS = ("harbor", "tb1", "terminal-bench")
+
+
 def export(task: TerminalTask, dest: Path, fmt: str) -> Path:
     if fmt == "harbor":
         return export_harbor(task, dest)
     if fmt in ("tb1", "terminal-bench"):
         return export_tb1(task, dest)
-    raise ValueError(f"unknown export format {fmt!r}; known: harbor, tb1")
+    raise unknown("export format", fmt, FORMATS, field="--format")
 
 
 # --------------------------------------------------------------------------- checks

@@ -28,6 +28,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from envs.errors import InfraError
+
 HARBOR_VERSION = "0.26.0"
 COMPOSE_MODULE = "github.com/docker/compose/v5"
 COMPOSE_VERSION = "v5.6.0"
@@ -36,7 +38,7 @@ DEFAULT_HOME = REPO / ".venv-harbor"
 PYTHON_ENV = "ENVFACTORY_HARBOR_PYTHON"  # an explicit interpreter wins over the search
 
 
-class HarborError(RuntimeError):
+class HarborError(InfraError):
     """Harbor could not be installed or run; the message says why."""
 
 

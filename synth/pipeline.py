@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.config import get_settings
+from envs.errors import UserError
 from envs.models import TerminalTask
 from envs.registry import Registry
 from synth import families as fams
@@ -209,9 +210,9 @@ def run_synth(n: int = 20, families: str | list[str] | None = "all", *, seed: in
     started = time.monotonic()
     selected = [f.name for f in fams.select(families)]
     if not selected:
-        raise ValueError("no task families selected")
+        raise UserError("no task families selected", field="--families")
     if n < 1:
-        raise ValueError("--n must be at least 1")
+        raise UserError("must be at least 1", field="--n", value=n)
     path = state_path(seed, selected)
     done = _read_state(path) if resume else {}
     planned = plan_drafts(selected, n, seed, use_llm=use_llm)

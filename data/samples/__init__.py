@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envs.errors import unknown
 from envs.models import Language, TaskKind, TestStatus
 
 AUTHOR = ("envfactory samples", "samples@envfactory.local")
@@ -118,7 +119,7 @@ def get(name: str) -> SampleRepo:
     try:
         repo = _REGISTRY[name]()
     except KeyError:
-        raise KeyError(f"unknown sample {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+        raise unknown("sample", name, sorted(_REGISTRY)) from None
     return repo
 
 

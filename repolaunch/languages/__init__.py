@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envs.errors import unknown
 from envs.models import Language
 from repolaunch.detect import Detection
 
@@ -137,8 +138,7 @@ def get(name: Language | str) -> LanguagePlugin:
     try:
         return _PLUGINS[key]
     except KeyError:
-        raise KeyError(f"no language plug-in {key!r}; known: {', '.join(sorted(_PLUGINS))}") \
-            from None
+        raise unknown("language plug-in", key, sorted(_PLUGINS)) from None
 
 
 def names() -> list[str]:

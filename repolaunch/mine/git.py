@@ -55,6 +55,7 @@ from typing import Any
 import git
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from envs.errors import UserError
 from envs.models import Language, SWETask, TaskKind
 from repolaunch import languages
 
@@ -586,7 +587,12 @@ def mine(
     ``limit``: process at most this many new commits, then stop (``complete`` is False).
     """
     path = Path(repo)
-    grepo = git.Repo(path)
+    try:
+        grepo = git.Repo(path)
+    except git.NoSuchPathError:
+        raise UserError("no such repository", where=str(path)) from None
+    except git.InvalidGitRepositoryError:
+        raise UserError("not a git repository", where=str(path)) from None
     name = repo_name(grepo, path)
     owner_name = name.replace("/", "__")
     records = _issue_map(issues)

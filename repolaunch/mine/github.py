@@ -55,6 +55,7 @@ from github.PullRequest import PullRequest
 from github.Repository import Repository
 from pydantic import Field
 
+from envs.errors import InfraError
 from envs.models import Language, SWETask, TaskKind
 from repolaunch import languages
 from repolaunch.mine.git import (
@@ -85,7 +86,7 @@ Log = Callable[[str], None]
 
 
 
-class RateLimitWait(RuntimeError):
+class RateLimitWait(InfraError):
     """A rate-limit wait longer than ``max_wait``: stop now, resume later with ``state``."""
 
     def __init__(self, wait: float, until: datetime | None = None) -> None:

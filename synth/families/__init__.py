@@ -13,6 +13,7 @@ import pkgutil
 import random
 from typing import Any, ClassVar
 
+from envs.errors import unknown
 from envs.models import Difficulty
 from synth.spec import Blueprint
 
@@ -85,7 +86,7 @@ def get_family(name: str) -> Family:
     try:
         return fams[name]
     except KeyError:
-        raise KeyError(f"unknown task family {name!r}; known: {', '.join(fams)}") from None
+        raise unknown("task family", name, fams) from None
 
 
 def select(spec: str | list[str] | None) -> list[Family]:

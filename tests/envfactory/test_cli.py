@@ -35,14 +35,14 @@ def test_version():
 @pytest.mark.docker
 def test_unknown_image_is_a_one_line_error(docker_engine, tmp_home):
     proc = cli("images", "build", "cobol")
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "unknown image 'cobol'" in lines[0] and "python" in lines[0]
 
 
 def test_bad_ca_bundle_is_a_one_line_error(tmp_path):
     proc = cli("images", "build", "base", "--ca-bundle", str(tmp_path / "missing.pem"))
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "cannot be read" in proc.stderr
 

@@ -16,10 +16,10 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_unknown_recipe_and_bad_adapter_are_one_line_errors(tmp_path):
     r = run_cli("train", "--recipe", "nope", "--out", str(tmp_path))
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stderr.strip() == "error: unknown recipe 'nope'; known: bundled, ci"
     r = run_cli("eval", "--adapter", str(tmp_path / "missing.safetensors"))
-    assert r.returncode == 1 and "expected NAME=PATH" in r.stderr
+    assert r.returncode == 2 and "expected NAME=PATH" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 

@@ -138,10 +138,13 @@ def test_failures_exit_non_zero_with_one_line(filled, tmp_path) -> None:
     cases.append(("registry", "import", str(bad)))
     for args in cases:
         res = invoke(*args)
-        assert res.exit_code != 0, args
+        assert res.exit_code == 2, args  # bad input
         lines = [line for line in res.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("error:"), (args, res.stderr)
-        assert res.stdout == "", args
+        if "--json" in args:  # the error as JSON on stdout too
+            assert json.loads(res.stdout)["error"]["message"] == lines[0][len("error: "):]
+        else:
+            assert res.stdout == "", args
 
 
 def test_eval_script_shape() -> None:
@@ -202,7 +205,7 @@ def test_mine_cli_then_exported_eval_script_runs_in_the_image(tmp_home, tmp_path
 
 def test_mine_cli_github_mode_validates_pull_requests_from_the_api(tmp_home, tmp_path,
                                                                    docker_engine) -> None:
-    from repolaunch.mine.github_standin import GitHubStandIn
+    from tests.repolaunch.mine.github_standin import GitHubStandIn
 
     share_env_specs(tmp_home)
     with GitHubStandIn.from_sample(samples.get("py-textkit"), tmp_path / "src") as s:

@@ -54,7 +54,7 @@ def test_cli_json_and_one_line_errors(docker_engine, tmp_home):
     r = runner.invoke(app, ["families", "--json"])
     assert r.exit_code == 0 and len(json.loads(r.stdout)) >= 20
     r = runner.invoke(app, ["--families", "nope", "--n", "1"])
-    assert r.exit_code == 1 and "unknown task family 'nope'" in r.output
+    assert r.exit_code == 2 and "unknown task family 'nope'" in r.output
     r = runner.invoke(app, ["ls", "--json"])
     assert [t["family"] for t in json.loads(r.stdout)] == ["regex-emails"]
     out = tmp_home / "export"

@@ -160,7 +160,7 @@ def test_golden_junit_flavor_is_detected(path):
 
 
 def test_golden_fixtures_match_the_generator():
-    """Every case data/golden.py defines is committed, with the expectations it plants."""
+    """Every case data/golden/ defines is committed, with the expectations it plants."""
     golden = pytest.importorskip("data.golden")
     committed = {str(p.relative_to(GOLDEN)) for p in CASE_DIRS}
     defined = {c.name for c in golden.CASES}

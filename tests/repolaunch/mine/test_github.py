@@ -1,4 +1,4 @@
-"""The GitHub miner against the stand-in for github.com (`repolaunch.mine.github_standin`).
+"""The GitHub miner against the stand-in for github.com (`tests.repolaunch.mine.github_standin`).
 
 The stand-in serves a sample repository's squash commits as merged pull requests and its
 issues as issues. The miner must find what the local miner finds on the same history
@@ -18,7 +18,7 @@ from data import samples
 from repolaunch.mine import REASONS, mine
 from repolaunch.mine import github as gh_mod
 from repolaunch.mine.github import RateLimitWait, find_repo, mine_github, parse_diff
-from repolaunch.mine.github_standin import GitHubStandIn
+from tests.repolaunch.mine.github_standin import GitHubStandIn
 
 FAST = {"pause": 0.0}
 _INDEX = re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+( \d+)?$", re.MULTILINE)

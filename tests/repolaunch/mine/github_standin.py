@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from data import samples
 from envs.models import Language
 from repolaunch import languages
 from repolaunch.mine.git import IssueRecord, linked_issues
@@ -165,8 +166,6 @@ class GitHubStandIn:
         The written repository's ``origin`` is set to the github.com URL of the stand-in's
         repository, so the local miner names it the same ("owner/name").
         """
-        from data import samples
-
         path = Path(dest) / sample.name
         if not path.exists():
             samples.write(sample, Path(dest))

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo 'not today'
+exit 77

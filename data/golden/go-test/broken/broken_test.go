@@ -1,0 +1,7 @@
+package broken
+
+import "testing"
+
+func TestDoesNotCompile(t *testing.T) {
+	undefinedFunction()
+}

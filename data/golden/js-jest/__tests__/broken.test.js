@@ -1,0 +1,3 @@
+require('./does-not-exist');
+
+test('never', () => {});

@@ -1,0 +1,2 @@
+def test_ünïcode_function_name():
+    assert "ü".upper() == "Ü"
