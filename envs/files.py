@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -53,6 +54,14 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *,
             os.unlink(tmp)
         raise
     return target
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def safe_name(text: str) -> str:
+    """A string as one file name (run ids, instance ids, model names)."""
+    return _UNSAFE.sub("_", text).strip("_") or "_"
 
 
 def _umask() -> int:
@@ -135,14 +144,28 @@ class StateFile:
     its last record says `retry(record)`: an infrastructure failure). `put(record)`
     appends one line and fsyncs; the latest record of a key wins. Thread-safe."""
 
+    SETTINGS = "__settings__"
+
     def __init__(self, path: str | os.PathLike[str], *,
-                 retry: Callable[[dict[str, Any]], bool] = lambda r: False) -> None:
+                 retry: Callable[[dict[str, Any]], bool] = lambda r: False,
+                 settings: dict[str, Any] | None = None) -> None:
+        """``settings``: what the whole run depends on; a file written under other settings
+        is refused (a UserError), never mixed in."""
         self.path = Path(path)
         self._retry = retry
         self._lock = threading.Lock()
         self.records: dict[str, dict[str, Any]] = {}
         self.repaired = 0  # torn or unreadable lines dropped on open
         self._load()
+        if settings is not None:
+            had = self.records.pop(self.SETTINGS, None)
+            wanted = json.loads(json.dumps(settings, default=str))
+            if had is None:
+                self.put(self.SETTINGS, {"settings": wanted})
+                self.records.pop(self.SETTINGS, None)
+            elif had.get("settings") != wanted:
+                raise UserError("written by a run with other settings; delete it or pass "
+                                "another state path", where=str(self.path))
 
     def _load(self) -> None:
         if not self.path.is_file():

@@ -5,16 +5,18 @@ special predictions `gold` and `empty` evaluate the reference patch and no patch
 from the registry or from a SWE-bench-style instance JSONL that carries envfactory's
 environment fields (`image`, `test_command`, `report_format`, ... or a whole `env_spec`).
 
-Layout of a run, resumable (an instance with a report.json is not rerun):
+Layout of a run, resumable by run id:
 
     <home>/runs/<run_id>/<model>/<instance_id>/{patch.diff, test_output.txt, report.json}
     <home>/runs/<run_id>/report.json      the summary, SWE-bench's fields plus failure kinds
+    <home>/runs/<run_id>/state.jsonl      each verdict keyed by a hash of its inputs (the
+                                          patch included); an infrastructure failure or a
+                                          changed prediction is evaluated again on resume
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -28,13 +30,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from envs import grading
 from envs.config import get_settings
 from envs.errors import UserError
-from envs.files import read_jsonl, row_error
+from envs.files import StateFile, atomic_write, input_key, read_jsonl, row_error, safe_name
 from envs.models import EnvSpec, FailureKind, Language, SWETask
 from envs.verify import DETERMINISM_ENV, grade_swe, put_test_patch, run_tests
 
 GOLD = "gold"
 EMPTY = "empty"
-_SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
 class EvalError(UserError):
@@ -47,10 +48,6 @@ class Prediction(BaseModel):
     instance_id: str
     model_name_or_path: str = "unknown"
     model_patch: str | None = None
-
-
-def safe_name(text: str) -> str:
-    return _SAFE.sub("_", text).strip("_") or "_"
 
 
 # --------------------------------------------------------------------------- inputs
@@ -186,7 +183,7 @@ def evaluate_one(job: EvalJob) -> dict[str, Any]:
     pred = Prediction.model_validate_json(job.prediction_json)
     out = Path(job.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "patch.diff").write_text(pred.model_patch or "", encoding="utf-8")
+    atomic_write(out / "patch.diff", pred.model_patch or "")
     timings: dict[str, float] = {}
     spec = task.env_spec
     t0 = time.monotonic()
@@ -196,9 +193,7 @@ def evaluate_one(job: EvalJob) -> dict[str, Any]:
         timings["total"] = time.monotonic() - t0
         report = _result(task, pred, failure=failure, reason=reason, grade=grade,
                          timings=timings, patch_method=method, exit_code=exit_code)
-        tmp = out / "report.json.tmp"
-        tmp.write_text(json.dumps(report, indent=2), encoding="utf-8")
-        tmp.replace(out / "report.json")  # atomic: a half-written report never counts as done
+        atomic_write(out / "report.json", json.dumps(report, indent=2))
         return report
 
     if spec is None or not spec.image:
@@ -229,7 +224,7 @@ def evaluate_one(job: EvalJob) -> dict[str, Any]:
         run = run_tests(sb, spec, timeout=timeout)
         res = run.result
         timings["run"] = time.monotonic() - mark
-        (out / "test_output.txt").write_text(run.transcript(), encoding="utf-8")
+        atomic_write(out / "test_output.txt", run.transcript())
         mark = time.monotonic()
         if not run.has_results or res.timed_out or res.oom_killed:
             # No grading possible: the verifier types why (timeout, OOM, the prediction
@@ -291,6 +286,12 @@ def default_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
+def _input_key(pred: Prediction, task: SWETask, timeout: float | None) -> str:
+    return input_key(pred.model_name_or_path, pred.instance_id, pred.model_patch,
+                     task.test_patch, task.FAIL_TO_PASS, task.PASS_TO_PASS,
+                     task.env_spec.model_dump(mode="json") if task.env_spec else None, timeout)
+
+
 def select_predictions(predictions: str | Iterable[Prediction], tasks: dict[str, SWETask],
                        instance_ids: list[str] | None = None) -> list[Prediction]:
     """The predictions to evaluate (a file, gold, empty, or a list), checked against the
@@ -325,21 +326,24 @@ def evaluate(predictions: str | Iterable[Prediction], *, tasks: dict[str, SWETas
     run_id = run_id or default_run_id()
     preds = select_predictions(predictions, tasks, instance_ids)
     run_dir = (runs_dir or get_settings().runs_dir) / safe_name(run_id)
+    # The run's state: each verdict keyed by what it depends on (the patch, the task's tests
+    # and environment, the timeout), so a corrected prediction is evaluated again, never
+    # answered with the old verdict; an infrastructure failure is retried on resume.
+    state = StateFile(run_dir / "state.jsonl", retry=lambda r: FailureKind(
+        r.get("failure_kind", "NONE")).is_infrastructure)
+    keys = {p.instance_id: _input_key(p, tasks[p.instance_id], timeout) for p in preds}
     reports_by_id: dict[str, dict[str, Any]] = {}
     jobs: list[EvalJob] = []
     skipped = 0
     for p in preds:
         out = run_dir / safe_name(p.model_name_or_path) / safe_name(p.instance_id)
-        previous = out / "report.json"
-        if previous.is_file() and not force:
-            try:
-                reports_by_id[p.instance_id] = json.loads(previous.read_text())
-                skipped += 1
-                if progress:
-                    progress(reports_by_id[p.instance_id])
-                continue
-            except ValueError:
-                pass  # a damaged report is redone
+        previous = state.done(keys[p.instance_id]) if not force else None
+        if previous is not None:
+            reports_by_id[p.instance_id] = {k: v for k, v in previous.items() if k != "key"}
+            skipped += 1
+            if progress:
+                progress(reports_by_id[p.instance_id])
+            continue
         jobs.append(EvalJob(task_json=tasks[p.instance_id].model_dump_json(),
                             prediction_json=p.model_dump_json(), out_dir=str(out),
                             timeout=timeout))
@@ -357,12 +361,12 @@ def evaluate(predictions: str | Iterable[Prediction], *, tasks: dict[str, SWETas
                                  reason=outcome.error.splitlines()[0][:300], grade=None,
                                  timings={}, patch_method=None, exit_code=None)
             reports_by_id[pred.instance_id] = report
+            state.put(keys[pred.instance_id], report)
             if progress:
                 progress(report)
     ordered = [reports_by_id[p.instance_id] for p in preds if p.instance_id in reports_by_id]
     summary = _summarise(run_id, run_dir, tasks, ordered, skipped, time.monotonic() - start)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "report.json").write_text(summary.model_dump_json(indent=2), encoding="utf-8")
+    atomic_write(run_dir / "report.json", summary.model_dump_json(indent=2))
     if record:
         _record(run_id, ordered)
     return summary

@@ -68,9 +68,12 @@ def mine_cmd(
     executor: Optional[str] = typer.Option(None, "--executor", help="where validations run: "
                                            "local (here) or celery (`envfactory worker` "
                                            "processes; default: ENVFACTORY_EXECUTOR)"),
+    resume: bool = typer.Option(True, "--resume/--no-resume",
+                                help="skip candidates validated by an earlier run"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
-    """Mine a repository, build and validate its candidates, register the verified tasks."""
+    """Mine a repository, build and validate its candidates, register the verified tasks.
+    Resumable: a rerun skips the candidates an interrupted run validated."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from repolaunch.pipeline import TaskOutcome, mine_and_validate
@@ -84,8 +87,8 @@ def mine_cmd(
         _check_repository(repo)
     if issues is not None and not issues.is_file():
         raise UserError("no such issues file", field="--issues", value=str(issues))
-    if state is not None:
-        on_interrupt(f"rerun with the same --state {state} to resume the GitHub mining")
+    on_interrupt("rerun the same command to resume (validated candidates are kept"
+                 + (f"; --state {state} keeps the GitHub mining" if state else "") + ")")
     mined = None
     if github:
         from envs.config import get_settings
@@ -131,7 +134,8 @@ def mine_cmd(
         report = mine_and_validate(repo, issues=issues, log=log, progress=progress,
                                    runs_before=runs_before, runs_after=runs_after, limit=limit,
                                    newest=newest, timeout=timeout, mined=mined,
-                                   runner=queue_runner(executor, log=console.log))
+                                   runner=queue_runner(executor, log=console.log),
+                                   resume=resume)
     if as_json:
         emit_json({**report.model_dump(mode="json"), "yield": dict(report.rows())})
     else:

@@ -13,6 +13,7 @@ summaries); verified tasks are put in the registry with their env_spec.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -22,6 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envs.config import get_settings
+from envs.files import StateFile, input_key, safe_name
 from envs.models import EnvSpec, RunRecord, RunStatus, SWETask
 from harness.executor import run_inline
 from repolaunch.build import LaunchError, launch
@@ -64,6 +67,8 @@ class PipelineReport(BaseModel):
     rejected_at_validation: dict[str, int] = Field(default_factory=dict)
     tasks: list[TaskOutcome] = Field(default_factory=list)
     verified_ids: list[str] = Field(default_factory=list)
+    resumed: int = 0  # candidates whose validation an earlier run had finished
+    state_file: str = ""
     seconds: float = 0.0
 
     def rows(self) -> list[tuple[str, int]]:
@@ -86,14 +91,19 @@ def mine_and_validate(repo_path: str | Path, *, registry: Any = None,
                       runs_before: int = 2, runs_after: int = 3, confirm_runs: int = 3,
                       timeout: float | None = None, limit: int | None = None,
                       newest: bool = False, mined: Any = None,
-                      progress: Progress | None = None, runner: Any = None) -> PipelineReport:
+                      progress: Progress | None = None, runner: Any = None,
+                      state: Path | None = None, resume: bool = True) -> PipelineReport:
     """Mine a local repository, build and validate every candidate, register the verified.
 
     ``limit`` validates the first N candidates in history order, or the last N with
     ``newest`` (recent changes are likelier to build against today's package indexes).
     ``mined``: candidates already mined (a `MineResult`, e.g. from the GitHub miner, whose
     clone is ``repo_path``); the local miner is then not run. ``runner``: an executor
-    (harness.executor / harness.queue) the validations run on; default: this process."""
+    (harness.executor / harness.queue) the validations run on; default: this process.
+    ``state``: the run's state file (default: one per repository and settings under
+    `<home>/state/mine/`): a candidate validated before, with the same inputs, is not
+    validated again, unless its validation failed for the harness's reasons; ``resume``
+    False starts afresh."""
     from envs.registry import Registry
 
     t0 = time.monotonic()
@@ -117,11 +127,42 @@ def mine_and_validate(repo_path: str | Path, *, registry: Any = None,
         envs: dict[str, tuple[EnvSpec | None, str | None, str, bool]] = {}
         jobs: list[ValidateJob] = []
         url = reg.engine.url.render_as_string(hide_password=False) if runner is None else None
+        settings = {"runs_before": runs_before, "runs_after": runs_after,
+                    "confirm_runs": confirm_runs, "timeout": timeout}
+        store = _mine_state(state, path, settings, resume)
+        report.state_file = str(store.path)
+
+        def finish(task: SWETask, v: dict[str, Any], image: str, hit: bool) -> None:
+            report.validated += 1
+            if v["verified"]:
+                report.verified += 1
+                report.verified_ids.append(task.instance_id)
+            else:
+                rejected[v["reason"] or "?"] += 1
+            outcome = TaskOutcome(
+                instance_id=task.instance_id, base_commit=task.base_commit, stage="validate",
+                verified=v["verified"], reason=v["reason"], detail=v["detail"],
+                image=image, env_cache_hit=hit, fail_to_pass=v["FAIL_TO_PASS"],
+                pass_to_pass=len(v["pass_to_pass"]), flaky=v["flaky"],
+                new_tests=v["new_tests"], before_build_broken=v["before_build_broken"],
+                seconds=v["seconds"])
+            log(f"  {task.instance_id}: {'verified' if v['verified'] else v['reason']} "
+                f"({v['detail']})")
+            report.tasks.append(outcome)
+            if progress:
+                progress("done", task, outcome)
+
         for task in cands:
             started = datetime.now(timezone.utc)
             tt = time.monotonic()
             if progress:
                 progress("start", task, None)
+            earlier = store.done(_candidate_key(task))
+            if earlier is not None:  # validated by an earlier run with the same inputs
+                report.resumed += 1
+                report.env_built += 1
+                finish(task, earlier["validation"], earlier["image"], True)
+                continue
             if task.base_commit not in envs:
                 envs[task.base_commit] = _env_for(path, task.base_commit, reg, log)
             env, why, per_test, hit = envs[task.base_commit]
@@ -157,34 +198,37 @@ def mine_and_validate(repo_path: str | Path, *, registry: Any = None,
             if done_.ok:
                 v = done_.value
             else:  # the harness failed, not the candidate: an infrastructure reason
-                v = {"verified": False, "reason": "validation_error",
+                v = {"verified": False, "reason": INFRA_REASON,
                      "detail": done_.error.splitlines()[0][:300] if done_.error else "",
                      "FAIL_TO_PASS": [], "pass_to_pass": [], "flaky": [], "new_tests": [],
                      "before_build_broken": False, "seconds": 0.0}
-            report.validated += 1
-            if v["verified"]:
-                report.verified += 1
-                report.verified_ids.append(task.instance_id)
-            else:
-                rejected[v["reason"] or "?"] += 1
-            outcome = TaskOutcome(
-                instance_id=task.instance_id, base_commit=task.base_commit, stage="validate",
-                verified=v["verified"], reason=v["reason"], detail=v["detail"],
-                image=env.image, env_cache_hit=job.details["env_cache_hit"],
-                fail_to_pass=v["FAIL_TO_PASS"], pass_to_pass=len(v["pass_to_pass"]),
-                flaky=v["flaky"], new_tests=v["new_tests"],
-                before_build_broken=v["before_build_broken"], seconds=v["seconds"])
-            log(f"  {task.instance_id}: {'verified' if v['verified'] else v['reason']} "
-                f"({v['detail']})")
-            report.tasks.append(outcome)
-            if progress:
-                progress("done", task, outcome)
+            store.put(_candidate_key(task), {"instance_id": task.instance_id,
+                                              "image": env.image, "validation": v})
+            finish(task, v, env.image, job.details["env_cache_hit"])
         report.rejected_at_validation = dict(rejected)
         report.seconds = round(time.monotonic() - t0, 1)
         return report
     finally:
         if own:
             reg.close()
+
+
+INFRA_REASON = "validation_error"  # the harness failed, not the candidate: redone on resume
+
+
+def _candidate_key(task: SWETask) -> str:
+    return input_key(task.model_dump(mode="json"))
+
+
+def _mine_state(state: Path | None, repo: Path, settings: dict[str, Any],
+                resume: bool) -> StateFile:
+    if state is None:
+        tag = hashlib.sha256(str(repo).encode()).hexdigest()[:12]
+        state = get_settings().home / "state" / "mine" / f"{safe_name(repo.name)}-{tag}.jsonl"
+    if not resume:
+        Path(state).unlink(missing_ok=True)
+    return StateFile(state, settings=settings,
+                     retry=lambda r: r["validation"].get("reason") == INFRA_REASON)
 
 
 def _env_for(path: Path, commit: str, registry: Any, log: Log

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envs.config import get_settings
 from envs.errors import UserError
+from envs.files import StateFile, input_key
 from envs.models import TerminalTask
 from envs.registry import Registry
 from synth import families as fams
@@ -111,17 +112,16 @@ def state_path(seed: int, names: list[str]) -> Path:
     return get_settings().home / "synth" / f"state-{seed}-{key}.jsonl"
 
 
-def _read_state(path: Path) -> dict[str, TaskOutcome]:
-    out: dict[str, TaskOutcome] = {}
-    if not path.is_file():
-        return out
-    for line in path.read_text().splitlines():
-        try:
-            o = TaskOutcome.model_validate_json(line)
-        except ValueError:
-            continue  # a torn last line of an interrupted run
-        out[o.task_id] = o
-    return out
+def _state(path: Path) -> StateFile:
+    # An infrastructure outcome (the engine failed, not the task) is retried on resume.
+    return StateFile(path, retry=lambda r: r.get("failed_gate") == Gate.INFRA.value)
+
+
+def _key(item: TaskDraft | TaskOutcome) -> str:
+    """What a task's outcome depends on: its id and, for a draft, everything drafted."""
+    if isinstance(item, TaskOutcome):
+        return input_key("outcome", item.task_id)
+    return input_key("draft", item.model_dump(mode="json"))
 
 
 def plan_drafts(names: list[str], n: int, seed: int, *, use_llm: bool = False
@@ -197,6 +197,12 @@ def synth_one(job: SynthJob) -> dict:
     return outcome.model_dump(mode="json")
 
 
+def _infra(d: TaskDraft, detail: str) -> TaskOutcome:
+    return TaskOutcome(task_id=d.task_id, family=d.family, category=d.category,
+                       failed_gate=Gate.INFRA, detail=detail,
+                       runs=[GateRun(gate=Gate.INFRA, passed=False)])
+
+
 def run_synth(n: int = 20, families: str | list[str] | None = "all", *, seed: int = 0,
               registry: Registry | None = None, workers: int = 3, resume: bool = True,
               progress: Progress | None = None, use_llm: bool = False,
@@ -214,56 +220,58 @@ def run_synth(n: int = 20, families: str | list[str] | None = "all", *, seed: in
     if n < 1:
         raise UserError("must be at least 1", field="--n", value=n)
     path = state_path(seed, selected)
-    done = _read_state(path) if resume else {}
+    if not resume:
+        path.unlink(missing_ok=True)
+    state = _state(path)
     planned = plan_drafts(selected, n, seed, use_llm=use_llm)
     dedup = _dedup_from_registry(registry)
     outcomes: dict[str, TaskOutcome] = {}
     todo: list[TaskDraft] = []
     resumed = 0
     lock = threading.Lock()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a" if resume else "w", encoding="utf-8") as state:
+    keys = {item.task_id: _key(item) for item in planned}
 
-        def finish(o: TaskOutcome) -> None:
-            with lock:
-                outcomes[o.task_id] = o
-                state.write(o.model_dump_json() + "\n")
-                state.flush()
-                if progress is not None:
-                    progress(o, len(outcomes), n)
+    def finish(o: TaskOutcome) -> None:
+        with lock:
+            outcomes[o.task_id] = o
+            state.put(keys[o.task_id], o.model_dump(mode="json"))
+            if progress is not None:
+                progress(o, len(outcomes), n)
 
-        for item in planned:
-            if item.task_id in done:
-                outcomes[item.task_id] = done[item.task_id]
-                resumed += 1
-                if progress is not None:
-                    progress(done[item.task_id], len(outcomes), n)
-            elif isinstance(item, TaskOutcome):
-                finish(item)
-            else:
-                todo.append(item)
-        if runner is not None:
-            for done_ in runner.map(synth_one, [SynthJob(draft=d, oracle_runs=oracle_runs)
-                                                 for d in todo]):
-                d = done_.job.draft
-                finish(TaskOutcome.model_validate(done_.value) if done_.ok else TaskOutcome(
-                    task_id=d.task_id, family=d.family, category=d.category,
-                    failed_gate=Gate.INFRA, detail=done_.error.splitlines()[0][:300],
-                    runs=[GateRun(gate=Gate.INFRA, passed=False)]))
-            todo = []
-        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="synth") as pool:
-            futures = {pool.submit(process, d, dedup=dedup, registry=registry,
-                                   oracle_runs=oracle_runs): d for d in todo}
-            for fut in as_completed(futures):
-                d = futures[fut]
-                try:
-                    o = fut.result()
-                except Exception as exc:  # an engine failure is recorded, the run goes on
-                    o = TaskOutcome(task_id=d.task_id, family=d.family, category=d.category,
-                                    failed_gate=Gate.INFRA,
-                                    detail=f"{type(exc).__name__}: {exc}"[:300],
-                                    runs=[GateRun(gate=Gate.INFRA, passed=False)])
-                finish(o)
+    for item in planned:
+        record = state.done(keys[item.task_id])
+        if record is not None:
+            outcomes[item.task_id] = TaskOutcome.model_validate(
+                {k: v for k, v in record.items() if k != "key"})
+            resumed += 1
+            if progress is not None:
+                progress(outcomes[item.task_id], len(outcomes), n)
+        elif isinstance(item, TaskOutcome):
+            finish(item)
+        else:
+            todo.append(item)
+    if runner is not None:
+        for done_ in runner.map(synth_one, [SynthJob(draft=d, oracle_runs=oracle_runs)
+                                             for d in todo]):
+            d = done_.job.draft
+            finish(TaskOutcome.model_validate(done_.value) if done_.ok else _infra(
+                d, done_.error.splitlines()[0][:300]))
+        todo = []
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="synth")
+    try:
+        futures = {pool.submit(process, d, dedup=dedup, registry=registry,
+                               oracle_runs=oracle_runs): d for d in todo}
+        for fut in as_completed(futures):
+            d = futures[fut]
+            try:
+                o = fut.result()
+            except Exception as exc:  # an engine failure is recorded, the run goes on
+                o = _infra(d, f"{type(exc).__name__}: {exc}"[:300])
+            finish(o)
+    finally:
+        # Ctrl-C: the queued drafts never start; those running finish or lose their
+        # sandboxes to the CLI's clean-up. What finished is in the state file.
+        pool.shutdown(wait=True, cancel_futures=True)
     order = [item.task_id for item in planned]
     return SynthReport(n=n, seed=seed, families=selected, wall_s=time.monotonic() - started,
                        resumed=resumed, outcomes=[outcomes[t] for t in order],
