@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from envs import images, reports
 from envs.config import get_settings
+from envs.files import atomic_write
 from envs.models import Limits, SWETask, TestStatus
 from envs.sandbox import Sandbox, SandboxError
 from repolaunch.importer import (
@@ -115,7 +116,7 @@ def naive_one(task: SWETask, repo: Path, *, state_dir: Path) -> InstanceReport:
                     "python3 -m venv /opt/tools && /opt/tools/bin/pip install -q uv && "
                     "/opt/tools/bin/uv venv -q --python /usr/bin/python3 /opt/venv && "
                     f"{{ {uv} -e . pytest || {uv} . pytest; }}", timeout=1800)
-                (log_dir / "setup.log").write_text(setup.output, errors="replace")
+                atomic_write(log_dir / "setup.log", setup.output)
                 if setup.exit_code != 0:
                     row.cause = "env_build_failed"
                     row.error = "setup failed: " + reports_tail(setup.output)
@@ -135,7 +136,7 @@ def naive_one(task: SWETask, repo: Path, *, state_dir: Path) -> InstanceReport:
                             row.cause = "patch_failed"
                             return _done(row, t0)
                         res = tb.exec(cmd, timeout=1800)
-                    (log_dir / f"{side}.log").write_text(res.output, errors="replace")
+                    atomic_write(log_dir / f"{side}.log", res.output)
                     parsed = reports.parse("pytest", res.stdout, exit_code=res.exit_code)
                     maps[side] = {reports.swebench_id(r.test_id): r.status
                                   for r in parsed.results}
@@ -388,7 +389,7 @@ def write_section(path: Path, key: str, section: str) -> None:
         k = text.find("\n" + NOTES_HEADING)
         text = (text[:k + 1] + block + "\n" + text[k + 1:]) if k >= 0 \
             else text.rstrip("\n") + "\n\n" + block
-    path.write_text(text)
+    atomic_write(path, text)
 
 
 def by_repo(rows: list[InstanceReport], gold: dict[str, bool] | None, *,

@@ -166,6 +166,7 @@ def on_workers(n_workers: int, batch: list[Any], server: str, broker: str, tmp: 
 
     redis.Redis.from_url(broker).flushdb()
     db = new_database(server, tag)
+    saved = os.environ.get("ENVFACTORY_DB_URL")
     os.environ["ENVFACTORY_DB_URL"] = db
     reset_settings_cache()
     workers = Workers(db, broker, tmp)
@@ -178,6 +179,12 @@ def on_workers(n_workers: int, batch: list[Any], server: str, broker: str, tmp: 
             took = time.monotonic() - t0
     finally:
         workers.stop()
+        # The phases after this one use the registry they were given, not this database.
+        if saved is None:
+            os.environ.pop("ENVFACTORY_DB_URL", None)
+        else:
+            os.environ["ENVFACTORY_DB_URL"] = saved
+        reset_settings_cache()
     return db, took, outcomes
 
 
@@ -363,9 +370,11 @@ def main() -> None:
             if args.throughput_jobs:
                 result["throughput"] = throughput(batch_of, args.throughput_jobs, server,
                                                   broker, tmp, console.log)
+                console.log(f"throughput: {json.dumps(result['throughput'])}")
             if args.jobs:
                 result["count"] = count(batch_of(args.jobs, "c"), server, broker, tmp,
                                         console.log)
+                console.log(f"count: {json.dumps(result['count'])}")  # kept if a later phase fails
         names = [n for n in args.cost_samples.split(",") if n]
         if names:
             result["cost"] = cost(names, server, tmp, console.log)

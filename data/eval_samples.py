@@ -8,13 +8,13 @@ a model's patch would. `build_tasks()` writes the repositories, builds one image
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from envs import images
+from envs.gitcmd import git
 from envs.models import EnvSpec, Language, Limits, SWETask, TaskKind
 
 
@@ -154,13 +154,13 @@ def get(name: str) -> Sample:
     raise KeyError(f"unknown sample task {name!r}; known: {', '.join(s.name for s in SAMPLES)}")
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "envfactory", "GIT_AUTHOR_EMAIL": "samples@envfactory.local",
-           "GIT_COMMITTER_NAME": "envfactory", "GIT_COMMITTER_EMAIL": "samples@envfactory.local",
-           "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
-           "PATH": "/usr/bin:/bin:/usr/local/bin"}
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
-                          env=env).stdout
+# git's whole environment for the task repositories: a fixed author and date, so the same
+# files give the same commits everywhere
+_GIT_ENV = {"GIT_AUTHOR_NAME": "envfactory", "GIT_AUTHOR_EMAIL": "samples@envfactory.local",
+            "GIT_COMMITTER_NAME": "envfactory", "GIT_COMMITTER_EMAIL": "samples@envfactory.local",
+            "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
+            "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
+            "PATH": "/usr/bin:/bin:/usr/local/bin"}
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -173,10 +173,10 @@ def _write(root: Path, files: dict[str, str]) -> None:
 def _diff_for(root: Path, files: dict[str, str]) -> str:
     """The diff that turns the checkout into one with `files` written, made by git."""
     _write(root, files)
-    _git(root, "add", "-A")
-    diff = _git(root, "diff", "--cached", "HEAD")
-    _git(root, "reset", "-q", "--hard", "HEAD")
-    _git(root, "clean", "-qfd")
+    git("add", "-A", cwd=root, env=_GIT_ENV)
+    diff = git("diff", "--cached", "HEAD", cwd=root, env=_GIT_ENV)
+    git("reset", "-q", "--hard", "HEAD", cwd=root, env=_GIT_ENV)
+    git("clean", "-qfd", cwd=root, env=_GIT_ENV)
     return diff
 
 
@@ -200,11 +200,11 @@ def _build_one(sample: Sample, log: Callable[[str], None]) -> BuiltSample:
     with tempfile.TemporaryDirectory(prefix=f"envfactory-{sample.name}-") as tmp:
         root = Path(tmp) / "testbed"
         root.mkdir()
-        _git(root, "init", "-q", "-b", "main")
+        git("init", "-q", "-b", "main", cwd=root, env=_GIT_ENV)
         _write(root, sample.base)
-        _git(root, "add", "-A")
-        _git(root, "commit", "-q", "-m", "base")
-        base_commit = _git(root, "rev-parse", "HEAD").strip()
+        git("add", "-A", cwd=root, env=_GIT_ENV)
+        git("commit", "-q", "-m", "base", cwd=root, env=_GIT_ENV)
+        base_commit = git("rev-parse", "HEAD", cwd=root, env=_GIT_ENV).strip()
         test_patch = _diff_for(root, sample.tests)
         patch = _diff_for(root, sample.fix)
         loop_patch = _diff_for(root, sample.loop) if sample.loop else ""

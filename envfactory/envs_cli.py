@@ -192,9 +192,9 @@ def launch(
     suite: Optional[str] = typer.Option(None, help="Debian suite to start from"),
     max_steps: int = typer.Option(8, "--max-steps", help="diagnose-and-retry actions at most"),
     rebuild: bool = typer.Option(False, help="rebuild the env image even if it exists"),
-    mine: bool = typer.Option(False, "--mine", help="mine its history into verified tasks: "
-                              "mined -> built -> validated -> registered"),
-    executor: Optional[str] = typer.Option(None, "--executor",
+    # `launch --mine` is the last release's spelling of `tasks mine`: hidden, kept one more.
+    mine: bool = typer.Option(False, "--mine", hidden=True),
+    executor: Optional[str] = typer.Option(None, "--executor", hidden=True,
                                            help="with --mine: " + EXECUTOR_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:

@@ -53,9 +53,10 @@ def _click_class(name: str) -> type[Exception]:
 UsageError = _click_class("UsageError")
 ClickException = _click_class("ClickException")
 
-# Tables stay readable when piped or logged (rich falls back to 80 columns there).
-out = Console(width=None if sys.stdout.isatty() else 140)
-err = Console(stderr=True, soft_wrap=True)
+# Tables stay readable when piped or logged (rich falls back to 80 columns there). No
+# `file:line` on log lines: it would name this module's logger, never the caller.
+out = Console(width=None if sys.stdout.isatty() else 140, log_path=False)
+err = Console(stderr=True, soft_wrap=True, log_path=False)
 
 DEBUG_ENV = "ENVFACTORY_DEBUG"
 _hint: list[str] = []  # what to tell the user on Ctrl-C (the innermost command's)

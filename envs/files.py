@@ -148,11 +148,13 @@ class StateFile:
 
     def __init__(self, path: str | os.PathLike[str], *,
                  retry: Callable[[dict[str, Any]], bool] = lambda r: False,
-                 settings: dict[str, Any] | None = None) -> None:
+                 settings: dict[str, Any] | None = None, key_field: str = "key") -> None:
         """``settings``: what the whole run depends on; a file written under other settings
-        is refused (a UserError), never mixed in."""
+        is refused (a UserError), never mixed in. ``key_field``: the field that holds each
+        record's key (a state file whose records carry their own id, e.g. instance_id)."""
         self.path = Path(path)
         self._retry = retry
+        self._key = key_field
         self._lock = threading.Lock()
         self.records: dict[str, dict[str, Any]] = {}
         self.repaired = 0  # torn or unreadable lines dropped on open
@@ -180,11 +182,11 @@ class StateFile:
             except json.JSONDecodeError:
                 self.repaired += 1
                 continue
-            if not isinstance(record, dict) or "key" not in record:
+            if not isinstance(record, dict) or self._key not in record:
                 self.repaired += 1
                 continue
             good.append(line)
-            self.records[str(record["key"])] = record
+            self.records[str(record[self._key])] = record
         if self.repaired or (raw and not raw.endswith(b"\n")):
             # The next append must not join a torn line: rewrite what was whole, atomically.
             atomic_write(self.path, b"".join(g + b"\n" for g in good))
@@ -205,7 +207,7 @@ class StateFile:
         return record
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        line = json.dumps({**record, "key": key}, default=str, separators=(",", ":"))
+        line = json.dumps({**record, self._key: key}, default=str, separators=(",", ":"))
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("ab") as fh:

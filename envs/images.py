@@ -7,184 +7,57 @@ bundle) and on that one image per language family, from Debian's packages only.
 Tags are content-addressed: the tag is a hash of everything that built the image (recipe,
 suite, mirror, parent's hash, CA bundle), so building twice builds once, and a changed
 recipe gets a new tag instead of silently reusing a stale image.
+
+This module plans, ensures and inspects images; the recipes are in `image_recipes.py`, the
+building (`docker build`, the Debian root, debootstrap) in `image_build.py`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
-import io
 import json
-import os
 import re
-import shutil
-import subprocess
-import tarfile
-import tempfile
-import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from docker.errors import APIError, ImageNotFound
+from docker.errors import APIError
 
 from envs import ca as ca_mod
 from envs import engine
 from envs.config import get_settings
-from envs.errors import InfraError, unknown
-from envs.models import ImageRecord, Language
+from envs.errors import unknown
+from envs.image_build import (  # noqa: F401  (the façade re-exports them)
+    LABEL_HASH,
+    LABEL_KIND,
+    LABEL_RECIPE,
+    RECIPE_VERSION,
+    ImageBuildError,
+    Log,
+    build_context,
+    build_lock,
+    build_tag,
+    content_hash,
+    context_hash,
+    ensure_rootfs,
+    exists,
+    no_log,
+    remove,
+    rootfs_tag,
+)
+from envs.image_recipes import (  # noqa: F401  (the façade re-exports them)
+    LANGUAGE_IMAGE,
+    Recipe,
+    get_recipe,
+    image_for,
+    recipe,
+    recipes,
+)
+from envs.models import ImageRecord
 
-RECIPE_VERSION = "1"  # bump to invalidate every tag when the build logic itself changes
-LABEL_RECIPE = "envfactory.recipe"
-LABEL_HASH = "envfactory.hash"
-LABEL_KIND = "envfactory.kind"
 SUITES = ("bullseye", "bookworm", "trixie")
 
-Log = Callable[[str], None]
 
-
-class ImageBuildError(InfraError):
-    """An image could not be built; the message names the step and the last output line."""
-
-
-@dataclass(frozen=True)
-class Recipe:
-    name: str
-    parent: str | None
-    packages: tuple[str, ...] = ()
-    run: tuple[str, ...] = ()  # extra shell steps after the packages
-    env: tuple[tuple[str, str], ...] = ()
-    languages: tuple[Language, ...] = ()
-    # tool -> shell command printing its version (first line kept)
-    probes: tuple[tuple[str, str], ...] = ()
-    per_suite: dict[str, tuple[str, ...]] = field(default_factory=dict)  # package overrides
-
-    def packages_for(self, suite: str) -> tuple[str, ...]:
-        return self.per_suite.get(suite, self.packages)
-
-
-_RECIPES: dict[str, Recipe] = {}
-
-
-def recipe(r: Recipe) -> Recipe:
-    _RECIPES[r.name] = r
-    return r
-
-
-def recipes() -> dict[str, Recipe]:
-    return dict(_RECIPES)
-
-
-def get_recipe(name: str) -> Recipe:
-    try:
-        return _RECIPES[name]
-    except KeyError:
-        raise unknown("image", name, sorted(_RECIPES)) from None
-
-
-recipe(Recipe(
-    name="base",
-    parent=None,
-    packages=("ca-certificates", "curl", "git", "patch", "procps", "python3", "xz-utils",
-              "unzip", "less"),
-    env=(("LANG", "C.UTF-8"), ("LC_ALL", "C.UTF-8"), ("TZ", "UTC")),
-    probes=(("debian", "cat /etc/debian_version"), ("git", "git --version | cut -d' ' -f3"),
-            ("python3", "python3 -c 'import platform; print(platform.python_version())'")),
-))
-recipe(Recipe(
-    name="python",
-    parent="base",
-    packages=("python3", "python3-venv", "python3-pip", "python3-pytest", "python3-dev",
-              "build-essential"),
-    languages=(Language.PYTHON,),
-    probes=(("python", "python3 -c 'import platform; print(platform.python_version())'"),
-            ("pip", "pip3 --version | cut -d' ' -f2"),
-            ("pytest", "pytest --version 2>&1 | head -1 | cut -d' ' -f2")),
-))
-recipe(Recipe(
-    name="java",
-    parent="base",
-    packages=("openjdk-17-jdk-headless", "maven", "ca-certificates-java"),
-    per_suite={"trixie": ("openjdk-21-jdk-headless", "maven", "ca-certificates-java"),
-               "bullseye": ("openjdk-17-jdk-headless", "maven", "ca-certificates-java")},
-    # Rebuild the Java trust store from /etc/ssl/certs, which holds the injected CA by now.
-    run=("update-ca-certificates -f >/dev/null",),
-    languages=(Language.JAVA,),
-    probes=(("java", "java -version 2>&1 | head -1 | cut -d'\"' -f2"),
-            ("maven", "mvn -B -v 2>/dev/null | head -1 | cut -d' ' -f3")),
-))
-recipe(Recipe(
-    name="go",
-    parent="base",
-    packages=("golang-go", "gcc", "libc6-dev"),
-    env=(("GOPATH", "/root/go"), ("PATH", "/root/go/bin:/usr/local/sbin:/usr/local/bin:"
-                                          "/usr/sbin:/usr/bin:/sbin:/bin")),
-    languages=(Language.GO,),
-    probes=(("go", "go env GOVERSION | sed s/^go//"),),
-))
-recipe(Recipe(
-    name="cpp",
-    parent="base",
-    packages=("gcc", "g++", "make", "cmake", "ninja-build", "pkg-config", "libgtest-dev",
-              "libgmock-dev", "autoconf", "automake", "libtool", "catch2", "doctest-dev"),
-    languages=(Language.C, Language.CPP),
-    probes=(("gcc", "gcc -dumpfullversion"), ("g++", "g++ -dumpfullversion"),
-            ("make", "make --version | head -1 | cut -d' ' -f3"),
-            ("cmake", "cmake --version | head -1 | cut -d' ' -f3"),
-            ("ninja", "ninja --version"),
-            ("gtest", "dpkg-query -W -f='${Version}' libgtest-dev | cut -d- -f1")),
-))
-recipe(Recipe(
-    name="node",
-    parent="base",
-    packages=("nodejs", "npm", "node-typescript"),
-    languages=(Language.JAVASCRIPT, Language.TYPESCRIPT),
-    probes=(("node", "node --version | sed s/^v//"), ("npm", "npm --version 2>/dev/null"),
-            ("tsc", "tsc --version | cut -d' ' -f2")),
-))
-recipe(Recipe(
-    name="php",
-    parent="base",
-    packages=("php-cli", "php-xml", "php-mbstring", "phpunit", "composer"),
-    languages=(Language.PHP,),
-    probes=(("php", "php -r 'echo PHP_VERSION;'"),
-            ("phpunit", "phpunit --version | head -1 | cut -d' ' -f2"),
-            ("composer", "composer --version 2>/dev/null | head -1 | cut -d' ' -f3")),
-))
-recipe(Recipe(
-    name="ruby",
-    parent="base",
-    packages=("ruby", "ruby-dev", "bundler", "rake", "ruby-minitest", "ruby-rspec",
-              "build-essential"),
-    languages=(Language.RUBY,),
-    probes=(("ruby", "ruby -e 'print RUBY_VERSION'"),
-            ("bundler", "bundler --version | cut -d' ' -f3"),
-            ("rspec", "rspec --version 2>&1 | head -1 | cut -d' ' -f2"),
-            ("rake", "rake --version | cut -d' ' -f3")),
-))
-
-recipe(Recipe(
-    name="rust",
-    parent="base",
-    # Debian's toolchain (rustup's downloads cannot be reached): rustc 1.48 / 1.63 / 1.85
-    packages=("rustc", "cargo", "gcc", "libc6-dev", "make", "pkg-config", "libssl-dev"),
-    languages=(Language.RUST,),
-    probes=(("rustc", "rustc --version | cut -d' ' -f2"),
-            ("cargo", "cargo --version | cut -d' ' -f2")),
-))
-
-# Which image a language runs in.
-LANGUAGE_IMAGE: dict[Language, str] = {
-    lang: r.name for r in _RECIPES.values() for lang in r.languages
-}
-
-
-def image_for(language: Language | str) -> str:
-    return LANGUAGE_IMAGE[Language(language)]
-
-
-# --------------------------------------------------------------------------- hashing
+# --------------------------------------------------------------------------- planning
 
 
 @dataclass(frozen=True)
@@ -199,19 +72,6 @@ class Plan:
     parent_tag: str | None
     content_hash: str
     tag: str
-
-
-def _hash(*parts: object) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(json.dumps(part, sort_keys=True, default=str).encode())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def rootfs_tag(suite: str, mirror: str) -> str:
-    prefix = get_settings().image_prefix
-    return f"{prefix}/debian:{suite}-{_hash('rootfs', RECIPE_VERSION, suite, mirror)[:12]}"
 
 
 def check_suite(suite: str | None) -> str:
@@ -233,7 +93,8 @@ def plan(name: str, *, suite: str | None = None, ca_bundle: ca_mod.CABundle | st
     parent_tag = plan(r.parent, suite=suite, ca_bundle=bundle).tag if r.parent else None
     ca_sha = bundle.sha256 if bundle is not None else None
     dockerfile = _dockerfile(r, suite, parent_tag or rootfs_tag(suite, s.debian_mirror), bundle)
-    content = _hash(RECIPE_VERSION, r.name, suite, s.debian_mirror, parent_tag, ca_sha, dockerfile)
+    content = content_hash(RECIPE_VERSION, r.name, suite, s.debian_mirror, parent_tag, ca_sha,
+                           dockerfile)
     tag = f"{s.image_prefix}/{r.name}:{suite}-{content[:12]}"
     return Plan(r, suite, s.debian_mirror, s.base_source, ca_sha, parent_tag, content, tag)
 
@@ -278,47 +139,11 @@ def _dockerfile(r: Recipe, suite: str, parent: str, bundle: ca_mod.CABundle | No
     return "\n".join(lines) + "\n"
 
 
-# --------------------------------------------------------------------------- building
-
-
-def _log_default(msg: str) -> None:
-    pass
-
-
-@contextlib.contextmanager
-def _lock(tag: str) -> Iterator[None]:
-    """One builder per tag across processes (pytest workers, a CLI run)."""
-    locks = get_settings().home / "locks"
-    locks.mkdir(parents=True, exist_ok=True)
-    path = locks / (hashlib.sha1(tag.encode()).hexdigest()[:16] + ".lock")
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def exists(tag: str) -> bool:
-    try:
-        engine.client().images.get(tag)
-        return True
-    except ImageNotFound:
-        return False
-
-
-def remove(tag: str) -> bool:
-    """Remove a local image by tag (an env image that must not be a cache hit); False when
-    it was not there or is still in use."""
-    try:
-        engine.client().images.remove(tag, force=True)
-    except (ImageNotFound, APIError):
-        return False
-    return True
+# --------------------------------------------------------------------------- ensuring
 
 
 def ensure(name: str, *, suite: str | None = None,
-           ca_bundle: ca_mod.CABundle | str | None = "auto", log: Log = _log_default,
+           ca_bundle: ca_mod.CABundle | str | None = "auto", log: Log = no_log,
            rebuild: bool = False) -> ImageRecord:
     """The image for `name`, built if (and only if) its tag is missing."""
     p = plan(name, suite=suite, ca_bundle=ca_bundle)
@@ -329,16 +154,16 @@ def ensure(name: str, *, suite: str | None = None,
     else:
         ensure_rootfs(p.suite, log=log)
     if rebuild or not exists(p.tag):
-        with _lock(p.tag):
+        with build_lock(p.tag):
             if rebuild or not exists(p.tag):
                 _build(p, bundle, log)
     return record(p)
 
 
 def ensure_all(*, suite: str | None = None, ca_bundle: ca_mod.CABundle | str | None = "auto",
-               log: Log = _log_default, names: list[str] | None = None) -> list[ImageRecord]:
+               log: Log = no_log, names: list[str] | None = None) -> list[ImageRecord]:
     bundle = ca_mod.detect() if ca_bundle == "auto" else ca_bundle
-    return [ensure(n, suite=suite, ca_bundle=bundle, log=log) for n in (names or list(_RECIPES))]
+    return [ensure(n, suite=suite, ca_bundle=bundle, log=log) for n in (names or list(recipes()))]
 
 
 def _build(p: Plan, bundle: ca_mod.CABundle | None, log: Log) -> None:
@@ -352,168 +177,6 @@ def _build(p: Plan, bundle: ca_mod.CABundle | None, log: Log) -> None:
               "envfactory.suite": p.suite}
     build_tag(p.tag, _dockerfile(p.recipe, p.suite, parent, bundle), files, labels=labels,
               log=log, logname=f"{p.recipe.name}-{p.suite}-{p.content_hash[:12]}")
-
-
-def context_hash(dockerfile: str, files: Mapping[str, bytes]) -> str:
-    """The content address of a build: the Dockerfile and every context file."""
-    h = hashlib.sha256(dockerfile.encode())
-    for name in sorted(files):
-        h.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
-    return h.hexdigest()
-
-
-def build_context(name: str, dockerfile: str, files: Mapping[str, bytes] | None = None, *,
-                  kind: str = "env", labels: Mapping[str, str] | None = None,
-                  log: Log = _log_default) -> str:
-    """Build (once) an image from a Dockerfile and in-memory context; returns its tag.
-
-    The tag is `<prefix>/<name>:<hash>` of the Dockerfile and files, so the same inputs are a
-    cache hit. Used by the layers above for env and task images.
-    """
-    files = dict(files or {})
-    digest = context_hash(dockerfile, files)
-    tag = f"{get_settings().image_prefix}/{name}:{digest[:16]}"
-    if exists(tag):
-        return tag
-    with _lock(tag):
-        if not exists(tag):
-            all_labels = {LABEL_RECIPE: name, LABEL_HASH: digest, LABEL_KIND: kind,
-                          **(labels or {})}
-            build_tag(tag, dockerfile, files, labels=all_labels, log=log,
-                      logname=f"{name.replace('/', '_')}-{digest[:12]}")
-    return tag
-
-
-def build_tag(tag: str, dockerfile: str, files: Mapping[str, bytes], *,
-              labels: Mapping[str, str], log: Log = _log_default, logname: str = "") -> None:
-    """Run one `docker build` of an in-memory context, streaming its log to a file."""
-    s = get_settings()
-    context = _tar({**files, "Dockerfile": dockerfile.encode()})
-    logdir = s.logs_dir / "images"
-    logdir.mkdir(parents=True, exist_ok=True)
-    logfile = logdir / f"{logname or tag.replace('/', '_').replace(':', '-')}.log"
-    log(f"building {tag} (log: {logfile})")
-    start = time.monotonic()
-    last: list[str] = []
-    api = engine.client().api
-    with open(logfile, "w", encoding="utf-8") as out:
-        try:
-            stream = api.build(fileobj=context, custom_context=True, tag=tag, rm=True,
-                               forcerm=True, decode=True, labels=dict(labels), pull=False)
-            for chunk in stream:
-                if "stream" in chunk:
-                    text = chunk["stream"]
-                    out.write(text)
-                    last = (last + text.splitlines())[-40:]
-                if "error" in chunk:
-                    out.write(chunk["error"] + "\n")
-                    tail = next((ln for ln in reversed(last) if ln.strip()), chunk["error"])
-                    raise ImageBuildError(
-                        f"building {tag} failed: {chunk['error'].strip()[:200]}"
-                        f" (last output: {tail.strip()[:200]}; log: {logfile})")
-        except APIError as exc:
-            raise ImageBuildError(f"building {tag} failed: {exc.explanation}") from exc
-    log(f"built {tag} in {time.monotonic() - start:.0f}s")
-
-
-def _tar(files: Mapping[str, bytes]) -> io.BytesIO:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in sorted(files.items()):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mtime = 0
-            tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    return buf
-
-
-def ensure_rootfs(suite: str, *, log: Log = _log_default) -> str:
-    """The bare Debian root image: pulled where a registry answers, else debootstrapped."""
-    s = get_settings()
-    tag = rootfs_tag(suite, s.debian_mirror)
-    if exists(tag):
-        return tag
-    with _lock(tag):
-        if exists(tag):
-            return tag
-        source = s.base_source
-        if source not in ("auto", "pull", "debootstrap"):
-            raise ImageBuildError(
-                f"ENVFACTORY_BASE_SOURCE={source!r}; known: auto, pull, debootstrap")
-        if source in ("auto", "pull") and _try_pull(suite, tag, log):
-            return tag
-        if source == "pull":
-            raise ImageBuildError(f"no registry answers for debian:{suite} (base_source=pull)")
-        _debootstrap(suite, s.debian_mirror, tag, log)
-    return tag
-
-
-def _try_pull(suite: str, tag: str, log: Log) -> bool:
-    c = engine.client()
-    try:
-        image = c.images.pull("debian", tag=suite)
-    except Exception as exc:  # any registry failure means: fall back to debootstrap
-        log(f"no registry for debian:{suite} ({str(exc).splitlines()[0][:120]}); "
-            "falling back to debootstrap")
-        return False
-    image.tag(tag)
-    log(f"pulled debian:{suite}")
-    return True
-
-
-def _debootstrap(suite: str, mirror: str, tag: str, log: Log) -> None:
-    if os.geteuid() != 0:
-        raise ImageBuildError("debootstrap needs root (no image registry answers); run as root "
-                              "or set ENVFACTORY_BASE_SOURCE=pull with a reachable registry")
-    if shutil.which("debootstrap") is None:
-        log("installing debootstrap ...")
-        proc = subprocess.run([*engine.APT, "install", "-y", "-qq", "debootstrap"],
-                              capture_output=True, text=True,
-                              env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-        if proc.returncode != 0:
-            subprocess.run([*engine.APT, "update", "-qq"], capture_output=True)
-            proc = subprocess.run([*engine.APT, "install", "-y", "-qq", "debootstrap"],
-                                  capture_output=True, text=True,
-                                  env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-        if proc.returncode != 0:
-            raise ImageBuildError(f"cannot install debootstrap: {_last_line(proc.stderr)}")
-    s = get_settings()
-    work = s.home / "tmp"
-    work.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=work, prefix=f"rootfs-{suite}-") as tmp:
-        root = Path(tmp) / "root"
-        log(f"debootstrap {suite} from {mirror} (no image registry answers) ...")
-        start = time.monotonic()
-        proc = subprocess.run(
-            ["debootstrap", "--variant=minbase", suite, str(root), mirror],
-            capture_output=True, text=True)
-        if proc.returncode != 0:
-            log_path = s.logs_dir / f"debootstrap-{suite}.log"
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_path.write_text(proc.stdout + proc.stderr)
-            raise ImageBuildError(
-                f"debootstrap {suite} failed: {_last_line(proc.stdout + proc.stderr)} "
-                f"(log: {log_path})")
-        # Keep the image small and reproducible-ish: no apt lists or caches.
-        for junk in ("var/lib/apt/lists", "var/cache/apt/archives"):
-            shutil.rmtree(root / junk, ignore_errors=True)
-            (root / junk).mkdir(parents=True, exist_ok=True)
-        (root / "var/lib/apt/lists/partial").mkdir(parents=True, exist_ok=True)
-        archive = Path(tmp) / "rootfs.tar"
-        subprocess.run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(archive), "."],
-                       check=True)
-        repo, _, version = tag.rpartition(":")
-        engine.client().api.import_image_from_file(
-            str(archive), repository=repo, tag=version,
-            changes=["ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                     'CMD ["bash"]'])
-        log(f"imported {tag} in {time.monotonic() - start:.0f}s")
-
-
-def _last_line(text: str) -> str:
-    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
-    return lines[-1][:200] if lines else "no output"
 
 
 # --------------------------------------------------------------------------- inspection
@@ -540,7 +203,7 @@ def toolchain_versions(tag: str, r: Recipe) -> dict[str, str]:
     """Run each version probe once in a throwaway container (cached per image id)."""
     c = engine.client()
     # Probes are not part of the image hash, so they are part of the cache key.
-    image_id = c.images.get(tag).id + "-" + _hash(r.probes)[:8]
+    image_id = c.images.get(tag).id + "-" + content_hash(r.probes)[:8]
     cached = _VERSIONS_LABEL_CACHE.get(image_id) or _read_version_cache(image_id)
     if cached is not None:
         _VERSIONS_LABEL_CACHE[image_id] = cached
@@ -589,7 +252,7 @@ def list_local(*, suite: str | None = None) -> list[LocalImage]:
     c = engine.client()
     wanted = set()
     with contextlib.suppress(Exception):
-        wanted = {plan(n, suite=suite).tag for n in _RECIPES}
+        wanted = {plan(n, suite=suite).tag for n in recipes()}
     out: list[LocalImage] = []
     for image in c.images.list(filters={"label": LABEL_RECIPE}):
         labels = image.labels or {}
@@ -602,7 +265,7 @@ def list_local(*, suite: str | None = None) -> list[LocalImage]:
     return out
 
 
-def prune(*, all_images: bool = False, suite: str | None = None, log: Log = _log_default
+def prune(*, all_images: bool = False, suite: str | None = None, log: Log = no_log
           ) -> list[str]:
     """Remove stale envfactory images (tags no recipe builds now); all of them with all_images."""
     c = engine.client()

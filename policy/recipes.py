@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from envs.errors import unknown
+from envs.files import atomic_write
 from policy.train import Learner, RLConfig, run_rl, sft_example, write_log
 
 TRAIN_SEEDS = range(0, 10_000)
@@ -175,7 +176,7 @@ def train_recipe(recipe: Recipe, out_dir: Path, *, mode: str = "sync",
                "sft_adapter": str(sft_path), "train_tasks": len(data["train"]),
                "rl_steps": len(logs), "wall_s": time.monotonic() - t0,
                "masked_frac": [e.stats.get("masked_frac") for e in logs]}
-    (out_dir / "train.json").write_text(json.dumps(summary, indent=2))
+    atomic_write(out_dir / "train.json", json.dumps(summary, indent=2))
     return summary
 
 

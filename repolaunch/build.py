@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from envs import images, reports
 from envs.config import get_settings
+from envs.files import atomic_write
 from envs.instance import open_instance
 from envs.models import EnvSpec, Limits, RunRecord, RunStatus, TestResult, TestStatus
 from envs.sandbox import Sandbox, SandboxError
@@ -201,7 +202,7 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
             result.failure = failure
             return result
         spec_path.parent.mkdir(parents=True, exist_ok=True)
-        spec_path.write_text(env.model_dump_json(indent=2))
+        atomic_write(spec_path, env.model_dump_json(indent=2))
     result.env = env
     result.plan = _as_resolved(b.plan, env)
     if not run_tests:
@@ -211,7 +212,7 @@ def _launch_in_suite(name: str, root: Path, sha: str, detection: Detection, plan
     result.env = env
     if failure is None:  # what the tests taught (network, amendments) is kept for reuse
         spec_path.parent.mkdir(parents=True, exist_ok=True)
-        spec_path.write_text(env.model_dump_json(indent=2))
+        atomic_write(spec_path, env.model_dump_json(indent=2))
     result.transcript = b.transcript
     result.results = results
     result.counts = _counts(results)
@@ -514,7 +515,7 @@ def _amend_env(b: Builder, spec: EnvSpec, action: dx.Action) -> EnvSpec:
         spec = spec.model_copy(update={"setup_steps": (*spec.setup_steps, action.value)})
         _commit(sb, spec.image, spec)
     spec_path = _spec_path(spec.image)
-    spec_path.write_text(spec.model_copy(update={"network": b.plan.network_at_test})
+    atomic_write(spec_path, spec.model_copy(update={"network": b.plan.network_at_test})
                          .model_dump_json(indent=2))
     return spec
 
@@ -531,7 +532,7 @@ def _save_transcript(result: LaunchResult) -> Path:
     d = get_settings().logs_dir / "launch" / result.repo
     d.mkdir(parents=True, exist_ok=True)
     path = d / f"{result.commit[:12]}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}.json"
-    path.write_text(json.dumps({
+    atomic_write(path, json.dumps({
         "repo": result.repo, "commit": result.commit, "ok": result.ok, "failure": result.failure,
         "plan": result.plan.model_dump(mode="json"),
         "transcript": [a.model_dump() for a in result.transcript]}, indent=2))

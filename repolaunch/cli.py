@@ -18,6 +18,7 @@ from rich.table import Table
 
 from envs.clikit import command, emit_json, err, on_interrupt, out
 from envs.errors import UserError
+from envs.files import atomic_write
 from harness.executor import queue_runner
 
 app = typer.Typer(help="Mine, validate and register SWE tasks.", no_args_is_help=True,
@@ -234,7 +235,7 @@ def registry_export(
         sys.stdout.write(text)
         return
     out_file.parent.mkdir(parents=True, exist_ok=True)
-    out_file.write_text(text, encoding="utf-8")
+    atomic_write(out_file, text)
     if as_json:
         emit_json({"exported": len(tasks), "format": fmt, "out": str(out_file)})
     else:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import subprocess
 import tarfile
 import urllib.parse
 import urllib.request
@@ -26,13 +25,15 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from envs.gitcmd import git
+
 Log = Callable[[str], None]
 PYPI = "https://pypi.org/pypi"
 
 
-def _git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
-    proc = subprocess.run(["git", "-C", str(repo), *args], input=input, capture_output=True)
-    return proc.stdout if proc.returncode == 0 else b""
+def _out(repo: Path, *args: str, input: bytes | None = None) -> bytes:
+    """git's output in repo, or nothing when git fails (a repository without what is asked)."""
+    return git("-C", str(repo), *args, input=input, binary=True, default=b"")
 
 
 def blob_id(data: bytes) -> str:
@@ -41,7 +42,7 @@ def blob_id(data: bytes) -> str:
 
 def _missing_ids(repo: Path) -> set[str]:
     return {ln[1:].split()[0] for ln in
-            _git(repo, "rev-list", "--objects", "--all", "--missing=print")
+            _out(repo, "rev-list", "--objects", "--all", "--missing=print")
             .decode(errors="replace").splitlines() if ln.startswith("?")}
 
 
@@ -51,7 +52,7 @@ def missing_blobs(repo: Path) -> dict[str, set[str]]:
     if not missing:
         return {}
     out: dict[str, set[str]] = {sha: set() for sha in missing}
-    raw = _git(repo, "log", "--all", "--format=", "--raw", "--no-abbrev", "--no-renames")
+    raw = _out(repo, "log", "--all", "--format=", "--raw", "--no-abbrev", "--no-renames")
     for line in raw.decode(errors="replace").splitlines():
         if not line.startswith(":") or "\t" not in line:
             continue
@@ -65,7 +66,7 @@ def missing_blobs(repo: Path) -> dict[str, set[str]]:
 def _lifetimes(repo: Path, shas: set[str]) -> dict[str, tuple[str, str]]:
     """(first added, last replaced or deleted — "~" when never) committer dates per blob."""
     out: dict[str, list[str]] = {}
-    raw = _git(repo, "log", "--all", "--reverse", "--format=@%cI", "--raw", "--no-abbrev",
+    raw = _out(repo, "log", "--all", "--reverse", "--format=@%cI", "--raw", "--no-abbrev",
                "--no-renames").decode(errors="replace")
     date = ""
     for line in raw.splitlines():
@@ -85,7 +86,7 @@ def project_name(repo: Path) -> str | None:
     from repolaunch.languages.python_deps import distribution_name
 
     def show(path: str) -> str:
-        return _git(repo, "show", f"HEAD:{path}").decode(errors="replace")
+        return _out(repo, "show", f"HEAD:{path}").decode(errors="replace")
 
     return distribution_name(show("pyproject.toml"), show("setup.cfg"), show("setup.py"))
 
@@ -161,7 +162,7 @@ def recover_from_pypi(repo: Path, holes: dict[str, set[str]], *, log: Log = lamb
         found = set()
         for content in _members(data, filename):
             sha = blob_id(content)
-            if sha in left and _git(repo, "hash-object", "-w", "--stdin",
+            if sha in left and _out(repo, "hash-object", "-w", "--stdin",
                                     input=content).decode().strip() == sha:
                 found.add(sha)
         got |= found
@@ -178,9 +179,7 @@ def stand_in_missing_blobs(repo: Path) -> int:
     missing = _missing_ids(repo)
     if not missing:
         return 0
-    empty = subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"],
-                           input="", capture_output=True, text=True).stdout.strip()
+    empty = _out(repo, "hash-object", "-w", "--stdin", input=b"").decode().strip()
     for sha in missing:
-        subprocess.run(["git", "-C", str(repo), "update-ref", f"refs/replace/{sha}", empty],
-                       capture_output=True, check=True)
+        git("-C", str(repo), "update-ref", f"refs/replace/{sha}", empty)
     return len(missing)

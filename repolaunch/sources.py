@@ -9,12 +9,12 @@ a commit in a scratch copy that keeps the whole history (so later checkouts work
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from envs.config import get_settings
 from envs.errors import UserError
+from envs.gitcmd import GitError, git
 from repolaunch.mirror import stand_in_missing_blobs
 
 Log = Callable[[str], None]
@@ -23,14 +23,6 @@ _SAFE = re.compile(r"[^a-z0-9._-]+")
 
 class LaunchError(UserError, RuntimeError):
     """The repository could not be built into an environment; one line."""
-
-
-def _git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        lines = (proc.stderr or proc.stdout).strip().splitlines() or ["?"]
-        raise LaunchError(f"git {' '.join(args[:2])} failed: {lines[-1][:200]}")
-    return proc.stdout
 
 
 def repo_name(source: str | Path) -> str:
@@ -55,11 +47,10 @@ def local_source(source: str | Path, *, log: Log) -> Path:
     if not dest.exists():
         log(f"cloning {source} ...")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(["git", "clone", "-q", str(source), str(dest)],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            lines = proc.stderr.strip().splitlines() or ["?"]
-            raise LaunchError(f"clone of {source} failed: {lines[-1][:200]}")
+        try:
+            git("clone", "-q", str(source), str(dest))
+        except GitError as exc:
+            raise LaunchError(f"clone of {source} failed: {exc.detail}") from None
     return dest
 
 
@@ -68,13 +59,12 @@ def checkout_copy(src: Path, commit: str, dest: Path, *, log: Log = lambda m: No
 
     A source whose history lacks some blobs (a size-capped or partial mirror) still checks
     out: each missing blob is stood in for by an empty file (`stand_in_missing_blobs`)."""
-    proc = subprocess.run(["git", "clone", "-q", "-n", "--no-hardlinks", str(src), str(dest)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise LaunchError(f"cannot clone {src}: {proc.stderr.strip()[:200]}")
-    checkout = ("-c", "advice.detachedHead=false", "checkout", "-qf", commit)
     try:
-        _git(dest, *checkout)
+        git("clone", "-q", "-n", "--no-hardlinks", str(src), str(dest))
+    except GitError as exc:
+        raise LaunchError(f"cannot clone {src}: {exc.detail}") from None
+    try:
+        _checkout(dest, commit)
     except LaunchError as exc:
         if not re.search(r"invalid object|unable to read|missing blob|bad object", str(exc)):
             raise
@@ -83,12 +73,19 @@ def checkout_copy(src: Path, commit: str, dest: Path, *, log: Log = lambda m: No
             raise
         log(f"the history of {src} lacks {n} blob(s) (a partial mirror): they check out as "
             "empty files")
-        _git(dest, *checkout)
+        _checkout(dest, commit)
     return dest
+
+
+def _checkout(repo: Path, commit: str) -> None:
+    try:
+        git("-c", "advice.detachedHead=false", "checkout", "-qf", commit, cwd=repo)
+    except GitError as exc:
+        raise LaunchError(str(exc)) from None
 
 
 def resolve_commit(repo: Path, commit: str | None) -> str:
     try:
-        return _git(repo, "rev-parse", "--verify", f"{commit or 'HEAD'}^{{commit}}").strip()
-    except LaunchError:
+        return git("rev-parse", "--verify", f"{commit or 'HEAD'}^{{commit}}", cwd=repo).strip()
+    except GitError:
         raise LaunchError(f"commit {commit or 'HEAD'!r} not found in {repo}") from None

@@ -67,6 +67,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs import reports
+from envs.files import atomic_write
 from envs.instance import open_instance
 from envs.models import EnvSpec, SWETask, TestStatus
 from envs.sandbox import SandboxError
@@ -159,7 +160,7 @@ def _keep_log(log_dir: Path | None, name: str, text: str) -> None:
     if log_dir is None:
         return
     log_dir.mkdir(parents=True, exist_ok=True)
-    (log_dir / name).write_text(text, encoding="utf-8", errors="replace")
+    atomic_write(log_dir / name, text)
 
 
 def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: str,

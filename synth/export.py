@@ -21,6 +21,7 @@ import tomllib
 import yaml
 
 from envs.errors import UserError, unknown
+from envs.files import atomic_write
 from envs.models import Difficulty, TerminalTask
 from synth.spec import fingerprint as make_fingerprint
 from synth.spec import normalize_instruction
@@ -61,10 +62,7 @@ class LayoutError(UserError):
 
 
 def _write(root: Path, rel: str, text: str, mode: int = 0o644) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(mode)
+    atomic_write(root / rel, text, mode=mode)
 
 
 def _toml_str(value: str) -> str:

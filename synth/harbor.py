@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from envs.errors import InfraError
+from envs.files import atomic_write
 
 HARBOR_VERSION = "0.26.0"
 COMPOSE_MODULE = "github.com/docker/compose/v5"
@@ -108,7 +109,7 @@ def _ensure_venv(home: Path, python: Path | None) -> None:
           "uv"], "pip install uv", 600)
     _run([str(home / "bin/uv"), "pip", "install", "-q", "--python", str(home / "bin/python"),
           f"harbor=={HARBOR_VERSION}"], f"uv pip install harbor=={HARBOR_VERSION}", 900)
-    marker.write_text(HARBOR_VERSION + "\n")
+    atomic_write(marker, HARBOR_VERSION + "\n")
 
 
 def _has_compose(env: dict[str, str]) -> bool:
@@ -268,7 +269,7 @@ class Harbor:
         jobs_dir.mkdir(parents=True, exist_ok=True)
         name = f"{Path(task_dir).name}-{'-'.join(agents)}-{time.time_ns()}"
         config = jobs_dir / f"{name}.json"
-        config.write_text(json.dumps({
+        atomic_write(config, json.dumps({
             "job_name": name, "jobs_dir": str(jobs_dir), "n_concurrent_trials": len(agents),
             "quiet": True, "environment": {"type": "docker", "delete": True},
             "agents": [{"name": a} for a in agents],

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import importlib
 import os
-import subprocess
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from envs.errors import unknown
+from envs.gitcmd import git
 from envs.models import Language, TaskKind, TestStatus
 
 AUTHOR = ("envfactory samples", "samples@envfactory.local")
@@ -131,6 +131,8 @@ def all_samples(language: Language | str | None = None) -> list[SampleRepo]:
 
 
 def _git(cwd: Path, *args: str, date: str | None = None) -> str:
+    """git in a sample repository, as the samples' fixed author (and date): no user or system
+    configuration, so every machine makes the same commits. Fails as `envs.gitcmd.GitError`."""
     env = {
         "GIT_AUTHOR_NAME": AUTHOR[0], "GIT_AUTHOR_EMAIL": AUTHOR[1],
         "GIT_COMMITTER_NAME": AUTHOR[0], "GIT_COMMITTER_EMAIL": AUTHOR[1],
@@ -139,10 +141,7 @@ def _git(cwd: Path, *args: str, date: str | None = None) -> str:
     }
     if date:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed: {proc.stderr.strip()[:300]}")
-    return proc.stdout
+    return git(*args, cwd=cwd, env=env)
 
 
 def write(repo: SampleRepo, dest: Path) -> Path:

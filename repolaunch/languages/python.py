@@ -34,11 +34,11 @@ import functools
 import os
 import re
 import shlex
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from envs.config import get_settings
+from envs.gitcmd import GitError, git
 from envs.models import Language
 from repolaunch import timemachine as tm_mod
 from repolaunch.detect import Detection, Facts, Tree, first_match, read_toml
@@ -84,12 +84,10 @@ def to_utc(date: str) -> str:
 def commit_date(repo: Path) -> str | None:
     """HEAD's committer date in UTC, or None when repo is not a git checkout."""
     try:
-        proc = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%cI"],
-                              capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        out = git("-C", str(repo), "log", "-1", "--format=%cI", timeout=30).strip()
+    except (OSError, GitError):
         return None
-    out = proc.stdout.strip()
-    return to_utc(out) if proc.returncode == 0 and out else None
+    return to_utc(out) if out else None
 
 
 def parse_resolved(text: str) -> dict[str, str]:
@@ -133,16 +131,14 @@ def vcs_version_env(repo: Path, notes: list[str]) -> dict[str, str]:
     if not _VCS_VERSIONED.search(text) or not (repo / ".git").exists():
         return {}
 
-    def git(*args: str) -> str:
-        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
-                              text=True, timeout=60)
-        return proc.stdout.strip() if proc.returncode == 0 else ""
+    def ask(*args: str) -> str:  # git's answer, "" when it has none
+        return git("-C", str(repo), *args, timeout=60, default="").strip()
 
-    if git("describe", "--tags", "--abbrev=0"):
+    if ask("describe", "--tags", "--abbrev=0"):
         return {}
-    head = git("log", "-1", "--format=%ct") or "0"
+    head = ask("log", "-1", "--format=%ct") or "0"
     version = "0.0.0"
-    for line in git("for-each-ref", "--sort=-creatordate",
+    for line in ask("for-each-ref", "--sort=-creatordate",
                     "--format=%(creatordate:unix) %(refname:short)", "refs/tags").splitlines():
         when, _, tag = line.partition(" ")
         m = re.search(r"(\d+(?:\.\d+)+)", tag)

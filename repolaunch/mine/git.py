@@ -35,29 +35,43 @@ test patch), ``oversized`` (more than ``max_files`` files or ``max_lines`` chang
 Resume. With ``state=PATH`` every processed commit is appended to a JSONL file (a header,
 then one record per commit: a candidate or a rejection) and flushed, so a run stopped at
 any point (``limit``, Ctrl-C, a crash) continues after the last recorded commit.
+
+Where the parts live: `paths.py` (test, docs or code), `links.py` (issue links, pull-request
+numbers), `kinds.py` (`label_kind`), `issues.py` (the issues export), `history.py` (diffs and
+commits through GitPython), `state.py` (the progress file); this module walks the history
+and judges each change.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-import shutil
-import subprocess
-import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
-from enum import Enum
-from pathlib import Path, PurePosixPath
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import git
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from envs.errors import UserError
 from envs.models import Language, SWETask, TaskKind
-from repolaunch import languages
+from repolaunch.mine.history import (
+    DIFF_OPTS,
+    changed_files,
+    detect_language,
+    fill_sections,
+    git_bytes,
+    message_of,
+    repo_name,
+    split_sections,
+    title_body,
+)
+from repolaunch.mine.issues import IssueComment, IssueRecord, load_issues
+from repolaunch.mine.kinds import label_kind
+from repolaunch.mine.links import linked_issues, pr_number_of
+from repolaunch.mine.paths import FileRole, classify_path, test_path_pattern  # noqa: F401
+from repolaunch.mine.state import MineState
 
 __all__ = [
     "REASONS",
@@ -75,263 +89,16 @@ __all__ = [
     "repo_name",
 ]
 
+# the old private names the GitHub miner imports from here
+_DIFF_OPTS, _git_bytes, _split_sections, _detect_language, _State = (
+    DIFF_OPTS, git_bytes, split_sections, detect_language, MineState)
+
 # Every reason a miner rejects a change with; the GitHub miner adds the last two (a closed
 # pull request that was not merged; no linked issue when one is required).
 REASONS = (
     "root_commit", "merge_without_change", "empty", "binary_only", "docs_only",
     "tests_only", "no_tests", "oversized", "not_merged", "no_issue",
 )
-
-# --------------------------------------------------------------------------- path roles
-
-
-class FileRole(str, Enum):
-    CODE = "code"
-    TEST = "test"
-    DOCS = "docs"
-
-
-# Directory names that make everything below them a test file. "testdata" and fixtures
-# under a test directory are test files too: the test patch must carry what the new tests
-# read (SWE-bench's test patches do).
-TEST_DIRS = frozenset({
-    "test", "tests", "spec", "specs", "__tests__", "__mocks__", "testing", "testdata",
-    "test-data", "test_data", "e2e", "testutil", "testutils", "testhelpers", "test_helpers",
-    "test-utils", "test_utils", "unittests", "unittest", "integration-tests",
-    "integration_tests", "cypress",
-})
-# Maven/Gradle source sets: src/test/**, src/integrationTest/**, src/testFixtures/**.
-_TEST_SOURCE_SETS = re.compile(r"(^|/)src/(test|it|integrationTest|testFixtures|[a-z]+Test)/")
-
-DOCS_DIRS = frozenset({"docs", "doc", "documentation", "man", "website", "site-docs"})
-_DOC_EXTS = frozenset({".md", ".markdown", ".rst", ".adoc", ".asciidoc", ".rdoc", ".pod"})
-_DOC_STEMS = re.compile(
-    r"(readme|changelog|changes|history|news|authors|contributors|contributing|license|"
-    r"licence|copying|notice|code_of_conduct|security|support|maintainers|releasing)"
-    r"([._-].*)?$",
-    re.IGNORECASE,
-)
-# Root-level .txt files are docs except those that build or pin something.
-_BUILD_TXT = re.compile(r"(cmakelists|requirements.*|constraints.*|.*-requirements)\.txt$", re.I)
-
-
-def classify_path(path: str) -> FileRole:
-    """Whether a changed file belongs to the tests, the docs or the code.
-
-    Test rules come first, so a fixture such as ``tests/data/sample.md`` stays with the tests
-    that read it; ``docs/`` and doc-like files are docs; everything else (sources, build
-    files, CI, configuration) is code.
-    """
-    p = PurePosixPath(path)
-    dirs = [d.lower() for d in p.parts[:-1]]
-    name = p.name
-    if any(d in TEST_DIRS for d in dirs) or _TEST_SOURCE_SETS.search(path):
-        return FileRole.TEST
-    if languages.test_file_rule().fullmatch(name):  # each language's own naming rule
-        return FileRole.TEST
-    if any(d in DOCS_DIRS for d in dirs):
-        return FileRole.DOCS
-    suffix = p.suffix.lower()
-    if suffix in _DOC_EXTS or _DOC_STEMS.match(name):
-        return FileRole.DOCS
-    if not dirs and suffix == ".txt" and not _BUILD_TXT.match(name):
-        return FileRole.DOCS
-    return FileRole.CODE
-
-
-# --------------------------------------------------------------------------- issue links
-
-LINK_KEYWORDS = frozenset({
-    "close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved",
-})
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-# SWE-bench's `(\w+)\s+#(\d+)`, plus an optional colon ("Fixes: #3", a common form) and the
-# full-URL form. Group 1 = keyword, 2 = number of "#N", 3 = owner/name, 4 = number of a URL.
-_LINK = re.compile(
-    r"\b(\w+):?\s+(?:#(\d+)\b|https?://github\.com/([\w.-]+/[\w.-]+)/issues/(\d+)\b)",
-    re.IGNORECASE,
-)
-
-
-def test_path_pattern() -> str:
-    """A PCRE (``grep -P``) that matches a path `classify_path` calls a test, for checks that
-    run inside a container (has anything but tests changed?)."""
-    dirs = "|".join(sorted(re.escape(d) for d in TEST_DIRS))
-    return (f"(?:^|/)(?i:{dirs})/|{_TEST_SOURCE_SETS.pattern}|"
-            f"(?:^|/)(?:{languages.test_file_rule().pattern})$")
-
-
-def linked_issues(text: str, repo: str | None = None) -> list[int]:
-    """Issue numbers a text closes, sorted and unique.
-
-    ``repo`` ("owner/name"): when given and not ``local/...``, issue URLs of other
-    repositories are ignored.
-    """
-    text = _HTML_COMMENT.sub("", text)
-    found: set[int] = set()
-    for m in _LINK.finditer(text):
-        if m.group(1).lower() not in LINK_KEYWORDS:
-            continue
-        if m.group(2):
-            found.add(int(m.group(2)))
-        elif repo is None or repo.startswith("local/") or m.group(3).lower() == repo.lower():
-            found.add(int(m.group(4)))
-    return sorted(found)
-
-
-def _strip_links(text: str) -> str:
-    """The text without its "Fixes #N" phrases: a link keyword is not a description."""
-    return _LINK.sub(
-        lambda m: "" if m.group(1).lower() in LINK_KEYWORDS else m.group(0),
-        _HTML_COMMENT.sub("", text),
-    )
-
-
-_PR_MERGE = re.compile(r"^Merge pull request #(\d+) from ", re.IGNORECASE)
-_PR_SQUASH = re.compile(r"\(#(\d+)\)\s*$")
-
-
-def pr_number_of(message: str) -> int | None:
-    """``Merge pull request #N from ...`` or a title ending in ``(#N)``."""
-    title = message.strip().splitlines()[0] if message.strip() else ""
-    m = _PR_MERGE.match(title) or _PR_SQUASH.search(title)
-    return int(m.group(1)) if m else None
-
-
-# --------------------------------------------------------------------------- kind labels
-
-
-def _words(*stems: str) -> re.Pattern[str]:
-    return re.compile(r"\b(?:" + "|".join(stems) + r")\b", re.IGNORECASE)
-
-
-_BUG = _words(
-    r"fix(?:e[sd]|ing)?", r"bug(?:s|fix|fixes)?", r"hotfix", r"crash(?:es|ed|ing)?",
-    r"errors?", r"erroneous(?:ly)?", r"wrong(?:ly)?", r"incorrect(?:ly)?",
-    r"regression(?:s)?", r"broken", r"break(?:s|ing)?", r"fail(?:s|ed|ing|ure|ures)?",
-    r"mistakes?", r"leak(?:s|ing)?", r"hang(?:s|ing)?", r"panic(?:s|king)?",
-    r"segfaults?", r"off-by-one", r"invalid", r"faulty", r"defect",
-)
-_FEATURE = _words(
-    r"add(?:s|ed|ing)?", r"support(?:s|ed|ing)?", r"implement(?:s|ed|ing|ation)?",
-    r"introduc(?:e|es|ed|ing)", r"allow(?:s|ed|ing)?", r"enabl(?:e|es|ed|ing)",
-    r"feature(?:s)?",
-)
-_NEW = _words(r"new")  # a weak feature word: "move to the new API" is still a refactor
-_REFACTOR = _words(
-    r"refactor(?:s|ed|ing)?", r"renam(?:e|es|ed|ing)", r"clean(?:s|ed|ing)?[ -]?up",
-    r"cleanup", r"simplif(?:y|ies|ied|ying)", r"mov(?:e|es|ed|ing)",
-    r"extract(?:s|ed|ing)?", r"split(?:s|ting)?", r"reorganiz(?:e|es|ed|ing)",
-    r"reorganis(?:e|es|ed|ing)", r"restructur(?:e|es|ed|ing)", r"tid(?:y|ies|ied)",
-    r"inlin(?:e|es|ed|ing)", r"dedup\w*", r"deduplicat\w*", r"reformat\w*",
-)
-
-
-# Code spans and call-like names ("`add`", "add()", "Money::add()") are identifiers, not words.
-_IDENTIFIERS = re.compile(r"`[^`\n]*`|[\w.:$-]+\(\)")
-
-
-def label_kind(title: str, body: str = "", *, issue_titles: Iterable[str] = (),
-               has_issue: bool = False, has_code: bool = True,
-               has_tests: bool = False) -> TaskKind:
-    """bug_fix / feature / refactor / other, from the change's words and shape.
-
-    The title decides first (its leading verb is the author's own summary), then the body
-    and the linked issues' titles. A refactor word counts only when no behaviour word
-    (bug or feature) appears anywhere. With no words at all, a linked issue plus a code and
-    a test change leans bug_fix: that is the shape of an issue-fixing pull request.
-    """
-    title = _IDENTIFIERS.sub(" ", _strip_links(title))
-    rest = _IDENTIFIERS.sub(" ", _strip_links(body) + "\n" + "\n".join(issue_titles))
-    everything = title + "\n" + rest
-    behaviour = bool(_BUG.search(everything) or _FEATURE.search(everything))
-    if _BUG.search(title):
-        return TaskKind.BUG_FIX
-    if _FEATURE.search(title):
-        return TaskKind.FEATURE
-    if _REFACTOR.search(title) and not behaviour:
-        return TaskKind.REFACTOR
-    if _BUG.search(rest):
-        return TaskKind.BUG_FIX
-    if _FEATURE.search(rest):
-        return TaskKind.FEATURE
-    if _REFACTOR.search(everything):
-        return TaskKind.REFACTOR
-    if has_issue and has_code and has_tests:
-        return TaskKind.BUG_FIX
-    if _NEW.search(everything):
-        return TaskKind.FEATURE
-    return TaskKind.OTHER
-
-
-# --------------------------------------------------------------------------- issues file
-
-
-def _parse_date(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
-
-
-class IssueComment(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    body: str = ""
-    created_at: str | None = None
-
-
-class IssueRecord(BaseModel):
-    """One issue of an issues export: ``{"number", "title", "body", "comments", "created_at"}``.
-
-    Comments may be objects ``{"body", "created_at"}`` or plain strings (no date: such a
-    comment can never be shown to be earlier than the fix, so it is not a hint).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    number: int
-    title: str = ""
-    body: str | None = ""
-    comments: list[IssueComment] = Field(default_factory=list)
-    created_at: str | None = None
-
-    @field_validator("comments", mode="before")
-    @classmethod
-    def _comments(cls, value: Any) -> Any:
-        if value is None:
-            return []
-        return [{"body": c} if isinstance(c, str) else c for c in value]
-
-    @property
-    def problem_statement(self) -> str:
-        return f"{self.title}\n{self.body or ''}"
-
-    def hints_before(self, when: datetime) -> list[str]:
-        out = []
-        for c in self.comments:
-            at = _parse_date(c.created_at)
-            if at is not None and at < when:
-                out.append(c.body)
-        return out
-
-
-def load_issues(path: Path) -> dict[int, IssueRecord]:
-    """Read an issues export: JSONL (one issue a line) or a JSON array."""
-    text = Path(path).read_text(encoding="utf-8")
-    rows: list[Any]
-    if text.lstrip().startswith("["):
-        rows = json.loads(text)
-    else:
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    out: dict[int, IssueRecord] = {}
-    for row in rows:
-        rec = IssueRecord.model_validate(row)
-        out[rec.number] = rec
-    return out
 
 
 # --------------------------------------------------------------------------- results
@@ -365,180 +132,6 @@ class MineResult(BaseModel):
     def rejected_by_sha(self) -> dict[str, Rejected]:
         return {r.sha: r for r in self.rejected}
 
-
-# --------------------------------------------------------------------------- git plumbing
-
-# Pin diff output regardless of the user's configuration: prefixes, renames, colours,
-# external diff drivers and textconv filters would all change what `git apply` receives.
-_GIT_CFG = (
-    "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicprefix=false",
-    "-c", "diff.relative=false", "-c", "color.ui=false", "-c", "diff.renames=false",
-)
-_DIFF_OPTS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
-
-
-def _git_bytes(repo: git.Repo, *args: str) -> bytes:
-    out = repo.git.execute(
-        ["git", "--literal-pathspecs", *_GIT_CFG, *args],
-        stdout_as_string=False, strip_newline_in_stdout=False,
-    )
-    return out if isinstance(out, bytes) else str(out).encode()
-
-
-class _File:
-    __slots__ = ("added", "binary", "deleted", "path", "role", "section")
-
-    def __init__(self, path: str, added: int, deleted: int, binary: bool) -> None:
-        self.path, self.added, self.deleted, self.binary = path, added, deleted, binary
-        self.role = classify_path(path)
-        self.section = ""
-
-
-def _changed_files(repo: git.Repo, base: str, sha: str) -> list[_File]:
-    raw = _git_bytes(repo, "diff", "--numstat", "-z", *_DIFF_OPTS, base, sha, "--")
-    files = []
-    for entry in raw.split(b"\0"):
-        if not entry:
-            continue
-        added, deleted, path = entry.split(b"\t", 2)
-        binary = added == b"-"
-        files.append(_File(path.decode("utf-8", "replace"), 0 if binary else int(added),
-                           0 if binary else int(deleted), binary))
-    return files
-
-
-def _fill_sections(repo: git.Repo, base: str, sha: str, files: list[_File]) -> None:
-    """Attach each file's own section of `git diff base sha` to it.
-
-    One diff call per commit; its ``diff --git`` sections come in the same order as
-    ``--numstat`` lists the files (same diff machinery, same options). If the counts ever
-    disagree, fall back to one call per path.
-    """
-    text = _git_bytes(
-        repo, "diff", *_DIFF_OPTS, "--full-index", "--src-prefix=a/", "--dst-prefix=b/",
-        base, sha, "--",
-    ).decode("utf-8", "replace")
-    sections = _split_sections(text)
-    if len(sections) == len(files):
-        for f, s in zip(files, sections, strict=True):
-            f.section = s
-        return
-    for f in files:  # pragma: no cover - defensive
-        f.section = _git_bytes(
-            repo, "diff", *_DIFF_OPTS, "--full-index", "--src-prefix=a/", "--dst-prefix=b/",
-            base, sha, "--", f.path,
-        ).decode("utf-8", "replace")
-
-
-def _split_sections(text: str) -> list[str]:
-    # A content line starts with ' ', '+', '-' or '\', so "diff --git " at the start of a
-    # line is always a file header.
-    sections: list[list[str]] = []
-    for line in text.splitlines(keepends=True):
-        if line.startswith("diff --git ") or not sections:
-            sections.append([])
-        sections[-1].append(line)
-    return ["".join(s) for s in sections if s]
-
-
-_REMOTE = re.compile(r"(?:[:/])([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
-
-
-def repo_name(repo: git.Repo, path: Path) -> str:
-    """"owner/name" from the ``origin`` remote's URL, else ``local/<dirname>``."""
-    try:
-        url = repo.remotes.origin.url
-    except (AttributeError, IndexError, ValueError):
-        url = ""
-    m = _REMOTE.search(url.strip()) if url else None
-    if m:
-        return f"{m.group(1)}/{m.group(2)}"
-    name = path.resolve().name
-    return f"local/{name.removesuffix('.git') or name}"
-
-
-def _detect_language(repo: git.Repo, sha: str, cache: dict[tuple[str, ...], Language | None]
-                     ) -> Language | None:
-    """detect() on the commit's tree, exported to a temporary directory.
-
-    Cached by the names at the root of the tree: the primary language follows the root
-    build files and rarely moves, and exporting every commit of a long history is costly.
-    """
-    from repolaunch.detect import DetectionError, detect  # detect is heavy; only when needed
-
-    commit = repo.commit(sha)
-    key = tuple(sorted(item.name for item in commit.tree))
-    if key in cache:
-        return cache[key]
-    tmp = Path(tempfile.mkdtemp(prefix="mine-detect-"))
-    try:
-        archive = _git_bytes(repo, "archive", "--format=tar", sha)
-        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True,
-                       capture_output=True)
-        try:
-            lang: Language | None = detect(tmp).primary
-        except DetectionError:
-            lang = None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    cache[key] = lang
-    return lang
-
-
-def _msg(commit: git.Commit) -> str:
-    m = commit.message
-    return m.decode("utf-8", "replace") if isinstance(m, bytes) else m
-
-
-def _title_body(message: str) -> tuple[str, str]:
-    lines = message.strip().splitlines()
-    if not lines:
-        return "", ""
-    return lines[0].strip(), "\n".join(lines[1:]).strip()
-
-
-# --------------------------------------------------------------------------- state file
-
-
-class _State:
-    """Append-only JSONL: a header with the settings, then one record per processed commit."""
-
-    def __init__(self, path: Path, settings: dict[str, Any]) -> None:
-        self.path = path
-        self.records: list[dict[str, Any]] = []
-        if path.exists() and path.stat().st_size:
-            lines = path.read_text(encoding="utf-8").splitlines()
-            rows = []
-            for i, line in enumerate(lines):
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
-                    if i == len(lines) - 1:  # a line cut short by the interruption
-                        break
-                    raise
-            header = rows[0] if rows else {}
-            if header.get("type") != "header" or header.get("settings") != settings:
-                raise ValueError(
-                    f"{path} was written by a mining run with other settings; "
-                    "delete it or pass another state path"
-                )
-            self.records = rows[1:]
-            # rewrite without a torn last line, so appends start on a fresh line
-            with path.open("w", encoding="utf-8") as fh:
-                for row in rows:
-                    fh.write(json.dumps(row) + "\n")
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"type": "header", "settings": settings}) + "\n",
-                            encoding="utf-8")
-        self._fh = path.open("a", encoding="utf-8")
-
-    def append(self, row: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(row) + "\n")
-        self._fh.flush()
-
-    def close(self) -> None:
-        self._fh.close()
 
 
 # --------------------------------------------------------------------------- the miner
@@ -608,7 +201,7 @@ def mine(
         return result  # no commits yet
     done: set[str] = set()
     used_ids: set[str] = set()
-    store = _State(Path(state), settings) if state is not None else None
+    store = MineState(Path(state), settings) if state is not None else None
     if store is not None:
         for row in store.records:
             if row.get("type") == "candidate":
@@ -661,8 +254,8 @@ def _examine(grepo: git.Repo, commit: git.Commit, *, name: str,
              records: dict[int, IssueRecord], max_files: int, max_lines: int,
              language: Language | None,
              lang_cache: dict[tuple[str, ...], Language | None]) -> SWETask | Rejected:
-    message = _msg(commit)
-    title, body = _title_body(message)
+    message = message_of(commit)
+    title, body = title_body(message)
     pr = pr_number_of(message)
     is_merge = len(commit.parents) > 1
     authored = commit.authored_datetime
@@ -672,15 +265,15 @@ def _examine(grepo: git.Repo, commit: git.Commit, *, name: str,
         merged = [c for c in grepo.iter_commits(f"{base.hexsha}..{commit.hexsha}")
                   if c.hexsha != commit.hexsha]
         merged.reverse()  # oldest first
-        text = "\n\n".join([message, *(_msg(c) for c in merged)])
+        text = "\n\n".join([message, *(message_of(c) for c in merged)])
         if merged:
             # hints are comments made before the pull request's first commit
             authored = min(c.authored_datetime for c in merged)
         if body:  # GitHub puts the pull request's title (and body) below "Merge pull..."
-            title, body = _title_body(body)
+            title, body = title_body(body)
         elif merged:
-            title, body = _title_body(_msg(merged[0]))
-            body = "\n\n".join(x for x in [body, *(_msg(c).strip() for c in merged[1:])] if x)
+            title, body = title_body(message_of(merged[0]))
+            body = "\n\n".join(x for x in [body, *(message_of(c).strip() for c in merged[1:])] if x)
     issue_numbers = linked_issues(text, name)
 
     def reject(reason: str, detail: str, kind: TaskKind | None = None) -> Rejected:
@@ -690,7 +283,7 @@ def _examine(grepo: git.Repo, commit: git.Commit, *, name: str,
     if not commit.parents:
         return reject("root_commit", "the first commit has no parent to be a base")
     base_sha = commit.parents[0].hexsha
-    files = _changed_files(grepo, base_sha, commit.hexsha)
+    files = changed_files(grepo, base_sha, commit.hexsha)
     if not files:
         if is_merge:
             return reject("merge_without_change", "the merge changes nothing against its first parent")
@@ -717,7 +310,7 @@ def _examine(grepo: git.Repo, commit: git.Commit, *, name: str,
     if lines > max_lines:
         return reject("oversized", f"{lines} changed lines > max_lines {max_lines}", kind)
 
-    _fill_sections(grepo, base_sha, commit.hexsha, text_files)
+    fill_sections(grepo, base_sha, commit.hexsha, text_files)
     patch = "".join(f.section for f in text_files if f.role is not FileRole.TEST)
     test_patch = "".join(f.section for f in tests)
 
@@ -728,7 +321,7 @@ def _examine(grepo: git.Repo, commit: git.Commit, *, name: str,
     else:
         problem = f"{title}\n{body}"
         hints = ""
-    lang = language or _detect_language(grepo, commit.hexsha, lang_cache)
+    lang = language or detect_language(grepo, commit.hexsha, lang_cache)
     return SWETask(
         instance_id="",  # set by the caller, which knows the ids already used
         repo=name,
@@ -743,3 +336,4 @@ def _examine(grepo: git.Repo, commit: git.Commit, *, name: str,
         pr_number=pr,
         kind=kind,
     )
+
