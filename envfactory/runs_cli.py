@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from envs.clikit import command, emit_json, err, on_interrupt, out
+from envs.clikit import command, emit_json, err, on_interrupt, out, print_fields
 from envs.config import get_settings
 from envs.errors import UserError
 from harness.executor import EXECUTOR_HELP, make_executor
@@ -136,9 +136,4 @@ def runs_show(
     if as_json:
         emit_json(data)
         return
-    table = Table(title=run_id, show_header=False)
-    table.add_column("field")
-    table.add_column("value", overflow="fold")
-    for key, value in data.items():
-        table.add_row(key, str(value)[:400])
-    out.print(table)
+    print_fields(run_id, data, limit=400)

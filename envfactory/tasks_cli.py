@@ -16,7 +16,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from envs.clikit import command, emit_json, logger, on_interrupt, out
+from envs.clikit import command, emit_json, logger, on_interrupt, out, print_fields
 from envs.errors import EnvfactoryError, UserError, unknown
 
 KINDS = ("swe", "terminal")
@@ -77,14 +77,9 @@ def tasks_show(
     if as_json:
         emit_json(data)
         return
-    table = Table(title=task_id, show_header=False)
-    table.add_column("field")
-    table.add_column("value", overflow="fold")
-    for key, value in data.items():
-        if key in ("patch", "test_patch", "files", "tests", "solution", "mutants", "dockerfile"):
-            value = f"({len(str(value))} characters)"
-        table.add_row(key, str(value)[:2000])
-    out.print(table)
+    long = ("patch", "test_patch", "files", "tests", "solution", "mutants", "dockerfile")
+    print_fields(task_id, [(k, f"({len(str(v))} characters)" if k in long else v)
+                           for k, v in data.items()])
 
 
 @command

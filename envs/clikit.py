@@ -82,6 +82,18 @@ def logger(as_json: bool) -> Callable[[str], None]:
     return log
 
 
+def print_fields(title: str, fields: Any, *, limit: int = 2000) -> None:
+    """One record as a two-column table (`show` commands): (field, value) pairs or a dict."""
+    from rich.table import Table
+
+    table = Table(title=title, show_header=False)
+    table.add_column("field")
+    table.add_column("value", overflow="fold")
+    for key, value in (fields.items() if isinstance(fields, dict) else fields):
+        table.add_row(str(key), str(value)[:limit])
+    out.print(table)
+
+
 def on_interrupt(hint: str) -> None:
     """What an interrupted run of this command should print, e.g. how to resume it."""
     _hint[:] = [hint]

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -62,6 +63,20 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 def safe_name(text: str) -> str:
     """A string as one file name (run ids, instance ids, model names)."""
     return _UNSAFE.sub("_", text).strip("_") or "_"
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str]) -> Iterator[None]:
+    """One holder at a time across processes (pytest workers, two CLI runs): an exclusive
+    flock on `path`, made (with its folder) when missing."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _umask() -> int:

@@ -11,7 +11,6 @@ One builder per tag across processes (`build_lock`); a build that fails is an
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import io
 import json
@@ -29,6 +28,7 @@ from docker.errors import APIError, ImageNotFound
 from envs import engine
 from envs.config import get_settings
 from envs.errors import InfraError
+from envs.files import locked
 
 __all__ = ["LABEL_HASH", "LABEL_KIND", "LABEL_RECIPE", "RECIPE_VERSION", "ImageBuildError",
            "Log", "build_context", "build_lock", "build_tag", "content_hash", "context_hash",
@@ -68,15 +68,9 @@ def no_log(msg: str) -> None:
 @contextlib.contextmanager
 def build_lock(tag: str) -> Iterator[None]:
     """One builder per tag across processes (pytest workers, a CLI run)."""
-    locks = get_settings().home / "locks"
-    locks.mkdir(parents=True, exist_ok=True)
-    path = locks / (hashlib.sha1(tag.encode()).hexdigest()[:16] + ".lock")
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    path = get_settings().home / "locks" / (hashlib.sha1(tag.encode()).hexdigest()[:16] + ".lock")
+    with locked(path):
+        yield
 
 
 def exists(tag: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from envs.clikit import command, emit_json, err, on_interrupt, out
+from envs.clikit import command, emit_json, err, on_interrupt, out, print_fields
 from envs.errors import UserError
 from envs.files import atomic_write
 from harness.executor import queue_runner
@@ -200,17 +200,12 @@ def registry_show(
     if as_json:
         emit_json(data)
         return
-    table = Table(title=instance_id, show_header=False)
-    table.add_column("field")
-    table.add_column("value", overflow="fold")
-    for key in ("repo", "base_commit", "language", "kind", "issue_numbers", "pr_number",
-                "created_at", "FAIL_TO_PASS", "PASS_TO_PASS"):
-        table.add_row(key, str(data.get(key)))
+    fields = [(k, data.get(k)) for k in ("repo", "base_commit", "language", "kind",
+                                         "issue_numbers", "pr_number", "created_at",
+                                         "FAIL_TO_PASS", "PASS_TO_PASS")]
     if task.env_spec:
-        table.add_row("image", str(task.env_spec.image))
-        table.add_row("test_command", task.env_spec.test_command)
-    table.add_row("problem_statement", task.problem_statement[:2000])
-    out.print(table)
+        fields += [("image", task.env_spec.image), ("test_command", task.env_spec.test_command)]
+    print_fields(instance_id, [*fields, ("problem_statement", task.problem_statement)])
 
 
 @registry_app.command("export")

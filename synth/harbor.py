@@ -13,7 +13,6 @@ one built from Compose's Go module. Both steps are idempotent and cached.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import glob
 import json
 import os
@@ -23,13 +22,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from envs.errors import InfraError
-from envs.files import atomic_write
+from envs.files import atomic_write, locked
 
 HARBOR_VERSION = "0.26.0"
 COMPOSE_MODULE = "github.com/docker/compose/v5"
@@ -68,17 +66,6 @@ def find_python() -> Path | None:
         if c and Path(c).is_file() and _is_312(c):
             return Path(c)
     return None
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    # Parallel test workers or two CLI calls must not build the same venv at once.
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _run(cmd: Sequence[str], what: str, timeout: float, **kw: object) -> str:
@@ -305,7 +292,7 @@ def ensure(home: Path = DEFAULT_HOME, python: Path | None = None) -> Harbor:
     """Harbor installed in `home` (made on first use) and a working `docker compose`."""
     home = Path(home).resolve()
     home.mkdir(parents=True, exist_ok=True)
-    with _locked(home / ".lock"):
+    with locked(home / ".lock"):
         _ensure_venv(home, python)
         return Harbor(home=home, extra_env=_compose_env(home, dict(os.environ)))
 

@@ -11,7 +11,6 @@ come from the main venv, while verifiers, mcp 2 and openai resolve first from th
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import shutil
@@ -19,11 +18,11 @@ import subprocess
 import sys
 import sysconfig
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import tomllib
+
+from envs.files import locked
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = REPO / ".venv-verifiers"
@@ -52,17 +51,6 @@ def _stamp(reqs: list[str]) -> str:
     key = {"reqs": reqs, "python": sys._base_executable, "version": sys.version,
            "main_site": str(_main_site()), "repo": str(REPO)}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    # Parallel pytest workers (or a CLI call beside them) must not build the venv at once.
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _run(cmd: list[str], what: str, timeout: float) -> None:
@@ -98,7 +86,7 @@ def ensure(venv: Path = VENV) -> Path:
     if py.is_file() and stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
         return py
     # `..venv-*.lock` in .gitignore: beside the venv, since the venv may not exist yet.
-    with _locked(venv.with_name(f".{venv.name}.lock")):
+    with locked(venv.with_name(f".{venv.name}.lock")):
         if py.is_file() and stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
             return py  # another worker made it while this one waited
         stamp_file.unlink(missing_ok=True)
