@@ -43,6 +43,31 @@ def language_image(docker_engine):
     return get
 
 
+# The fixtures that provide the Docker engine, or what only the engine makes (an image, a
+# sandbox, a verified task). Every one of them requests `docker_engine` (which skips, or under
+# CI fails, when no engine answers), and so must any new fixture that reaches the engine:
+# then the hook below marks each test that uses it. The others are listed to document them.
+ENGINE_FIXTURES = frozenset({
+    "docker_engine",       # here: the engine's client
+    "base_image",          # here: the content-addressed Debian base image
+    "language_image",      # here: a language family's image
+    "plan_runner",         # tests/repolaunch/conftest.py: a plan run in containers
+    "verified_families",   # tests/synth/conftest.py: every family through every gate
+    "small_task",          # tests/synth/conftest.py: a task to plant defects into
+})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
+def pytest_collection_modifyitems(config, items):
+    """A test that requests an engine fixture, directly or through other fixtures
+    (`item.fixturenames` is the closure), carries the `docker` mark, so `-m 'not docker'`
+    never selects a test that needs the engine."""
+    for item in items:
+        if (ENGINE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+                and item.get_closest_marker("docker") is None):
+            item.add_marker(pytest.mark.docker)
+
+
 @pytest.fixture()
 def tmp_home(tmp_path, monkeypatch):
     """An isolated ENVFACTORY_HOME (and registry) for one test."""

@@ -16,7 +16,18 @@ from envs.models import TestStatus
 from envs.reports._util import lines
 from envs.reports.registry import ParseContext, register
 
+# A trailing duration, "  12 ms"; matched on the line's tail only, since a search over the
+# whole line backtracks quadratically on a long run of spaces not followed by one.
 _DURATION = re.compile(r"\s+\d+(?:\.\d+)? ms$")
+_DURATION_TAIL = 64
+
+
+def _without_duration(text: str) -> str:
+    if not text.endswith(" ms"):
+        return text
+    head, tail = text[:-_DURATION_TAIL], text[-_DURATION_TAIL:]
+    cut = _DURATION.sub("", tail)
+    return (head + cut).rstrip() if cut != tail else text
 _STATUS = {
     "✔": TestStatus.PASSED,
     "✘": TestStatus.FAILED,
@@ -35,7 +46,7 @@ def parse_phpunit_testdox(text: str, ctx: ParseContext) -> None:
     for line in lines(text):
         stripped = line.strip()
         if stripped[:1] in _STATUS:
-            name = _DURATION.sub("", stripped[1:].strip())
+            name = _without_duration(stripped[1:].strip())
             if name:
                 ctx.add(f"{suite} > {name}" if suite else name, _STATUS[stripped[0]])
             continue

@@ -5,9 +5,12 @@ out, the event loop never blocks, and close leaves nothing behind."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
+import requests
+from docker.api.client import APIClient
 
 from data import eval_samples
 from envs.pool import Pool, Recipe, ResetMode, TokenBucket, percentile
@@ -68,22 +71,23 @@ def test_cap_and_rate_hold_under_contention(docker_engine, base_image):
     assert left == 0
 
 
-def test_spares_are_warm_hits_and_fast(docker_engine, base_image):
+def test_spares_are_warm_hits(docker_engine, base_image):
+    """The acquire hands out a spare made beforehand (how fast that is, against a fresh
+    `docker run`, is bench/reset.py's measure)."""
     recipe = Recipe.make(base_image, labels={"test": "warm"})
 
     async def main():
         async with Pool(max_live=4, spares=2) as pool:
             await pool.prewarm(recipe)
-            t0 = time.monotonic()
+            spares = {c.id for c in _ours(docker_engine, recipe)}
             sb = await pool.acquire(recipe)
-            took = time.monotonic() - t0
             assert (await pool.run(sb.exec, "echo hi")).stdout == "hi\n"
             await pool.release(sb)
-            return pool.metrics(), took
+            return pool.metrics(), spares, sb.id
 
-    m, took = asyncio.run(main())
+    m, spares, got = asyncio.run(main())
     assert m.warm_hits == 1 and m.cold_starts == 0
-    assert took < 0.15
+    assert len(spares) == 2 and got in spares
 
 
 def test_restore_in_place_only_when_nothing_outside_the_workdir_changed(docker_engine, pyclamp):
@@ -147,37 +151,37 @@ def test_a_dead_spare_is_never_handed_out(docker_engine, base_image):
     assert ok and got != dead
 
 
-def test_event_loop_stays_responsive_and_close_cleans_up(docker_engine, base_image):
+def test_no_engine_call_blocks_the_event_loop_and_close_cleans_up(docker_engine, base_image,
+                                                                  monkeypatch):
+    """Every Docker call runs off the event loop's thread (in the pool's executor), so the
+    loop never waits on the engine."""
     recipe = Recipe.make(base_image, labels={"test": "loop"})
+    calls: list[int] = []  # the thread of every HTTP request to the engine
+    send = requests.Session.send
+
+    def spy(self, *args, **kwargs):
+        calls.append(threading.get_ident())
+        return send(self, *args, **kwargs)
 
     async def main():
-        gaps: list[float] = []
-        stop = asyncio.Event()
-
-        async def heartbeat() -> None:
-            last = time.monotonic()
-            while not stop.is_set():
-                await asyncio.sleep(0.01)
-                now = time.monotonic()
-                gaps.append(now - last)
-                last = now
-
+        loop_thread = threading.get_ident()
+        monkeypatch.setattr(APIClient, "send", spy)
         pool = Pool(max_live=4, spares=2)
-        beat = asyncio.create_task(heartbeat())
         sbs = await asyncio.gather(*(pool.acquire(recipe) for _ in range(4)))
         await asyncio.gather(*(pool.run(sb.exec, "true") for sb in sbs))
         for sb in sbs:
             await pool.release(sb)
         await pool.close()
         await pool.close()  # idempotent
-        stop.set()
-        await beat
         with pytest.raises(SandboxError, match="closed"):
             await pool.acquire(recipe)
-        return max(gaps), pool.metrics()
+        monkeypatch.undo()
+        return loop_thread, pool.metrics()
 
-    worst, m = asyncio.run(main())
-    assert worst < 0.25, f"the event loop stalled for {worst:.3f}s"
+    loop_thread, m = asyncio.run(main())
+    assert len(calls) >= 4 * 3, "the spy saw the pool's engine calls (start, exec, remove)"
+    on_loop = calls.count(loop_thread)
+    assert on_loop == 0, f"{on_loop} of {len(calls)} engine calls ran on the event loop"
     assert m.live == 0 and m.max_live <= 4
     assert _ours(docker_engine, recipe) == []
 

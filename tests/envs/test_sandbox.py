@@ -33,6 +33,9 @@ pytestmark = pytest.mark.docker
 OWNER = f"{socket.gethostname()}:{os.getpid()}"
 SMALL = Limits(memory="256m", pids=128, cpus=1.0, timeout=60, output_bytes=1 << 20)
 GIT_ID = "git -c user.email=t@example.com -c user.name=t"
+# No test here asserts on elapsed time. A test whose exec would wait for `sleep 1000` if the
+# deadline or the death were missed has this guard (pytest-timeout), against the hang only.
+HANG_S = 180
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -136,11 +139,10 @@ def test_network_opt_in_resolves(fresh):
     assert s.exec(["python3", "-c", "import socket; socket.getaddrinfo('deb.debian.org', 80)"]).ok
 
 
+@pytest.mark.timeout(HANG_S)
 def test_fork_bomb_is_contained(fresh):
     s = fresh(limits=Limits(memory="256m", pids=64, cpus=1.0))
-    t0 = time.monotonic()
-    r = s.exec(["bash", "-c", ":(){ :|:& };:"], timeout=10)
-    assert time.monotonic() - t0 < 20
+    r = s.exec(["bash", "-c", ":(){ :|:& };:"], timeout=10)  # it returns: the exec ends
     assert "Resource temporarily unavailable" in r.stderr  # the pids limit bit
     # Either the bomb's first shell was still retrying forks at the deadline (everything
     # of that exec was killed), or it returned and its orphans live on, as any background
@@ -192,10 +194,9 @@ def test_exec_basics(sb):
     assert r.stdout == "bar /tmp 65534\n"
 
 
-def test_timeout_returns_quickly(sb):
-    t0 = time.monotonic()
+@pytest.mark.timeout(HANG_S)
+def test_timeout_ends_the_exec(sb):
     r = sb.exec("sleep 1000", timeout=2)
-    assert time.monotonic() - t0 < 5
     assert r.timed_out and not r.ok
 
 
@@ -204,26 +205,25 @@ def test_exit_124_is_not_a_timeout(sb):
     assert r.exit_code == 124 and not r.timed_out
 
 
+@pytest.mark.timeout(HANG_S)
 def test_ignored_sigterm_still_times_out(sb):
-    t0 = time.monotonic()
     r = sb.exec("trap '' TERM; sleep 1000", timeout=1)
-    assert time.monotonic() - t0 < 5 and r.timed_out
+    assert r.timed_out
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the host-side kill needs root")
+@pytest.mark.timeout(HANG_S)
 def test_escaped_process_is_killed_from_the_host(sb):
-    t0 = time.monotonic()
     r = sb.exec("setsid sleep 1001 & setsid sh -c 'exec sleep 1002' & wait", timeout=2)
-    assert time.monotonic() - t0 < 6 and r.timed_out
+    assert r.timed_out
     assert sb.exec("pgrep -f 'sleep 100[12]'").stdout == ""
 
 
 def test_background_child_does_not_hold_exec(fresh):
     s = fresh()  # its own: the engine stalls the next exec after this one (module docstring)
-    t0 = time.monotonic()
-    r = s.exec("sleep 30 & echo started", timeout=60)
-    assert r.stdout == "started\n" and r.exit_code == 0
-    assert time.monotonic() - t0 < 5
+    # The child outlives the exec's timeout: an exec that waited for it would time out.
+    r = s.exec("sleep 1000 & echo started", timeout=60)
+    assert r.stdout == "started\n" and r.exit_code == 0 and not r.timed_out
 
 
 def test_waits_for_a_process_that_closed_its_output(sb):
@@ -231,12 +231,12 @@ def test_waits_for_a_process_that_closed_its_output(sb):
     assert r.exit_code == 5 and r.duration >= 1
 
 
+@pytest.mark.timeout(HANG_S)
 def test_image_without_timeout_binary(fresh):
     s = fresh()
     assert s.exec("rm /usr/bin/timeout").exit_code == 0
-    t0 = time.monotonic()
     r = s.exec("sleep 1000", timeout=2)  # the host deadline alone enforces it
-    assert r.timed_out and time.monotonic() - t0 < 5
+    assert r.timed_out
     assert s.exec("echo still").stdout == "still\n"
 
 
@@ -275,13 +275,12 @@ def test_killed_container_raises_sandbox_died(fresh, docker_engine):
     assert not s.alive()
 
 
+@pytest.mark.timeout(HANG_S)
 def test_container_killed_during_exec(fresh, docker_engine):
     s = fresh()
     threading.Timer(1.0, docker_engine.api.kill, args=(s.id,)).start()
-    t0 = time.monotonic()
-    with pytest.raises(SandboxDied):
-        s.exec("sleep 60", timeout=120)
-    assert time.monotonic() - t0 < 10
+    with pytest.raises(SandboxDied):  # at the death, not at the exec's far-off deadline
+        s.exec("sleep 1000", timeout=900)
 
 
 def test_close_is_idempotent(image, docker_engine):

@@ -1,60 +1,53 @@
-"""Parsing time stays linear on hostile input.
+"""Hostile input (hostile.py) is parsed to the right, bounded report, in bounded memory.
 
-A patch controls what its tests print, so a report is adversarial input: a regex that
-backtracks, or a salvage loop that rescans, would let it hang the grader. Each input
-here was quadratic (or worse) in some draft of a parser -- one 20 kB pytest line took
-73 s -- and must now parse in well under the limit.
+Nothing here times the parse: how parse time grows with the input's size is measured side
+by side with a one-pass baseline by `bench/reports.py`, which also reads the one-line
+inputs below the 65,536 characters at which the text parsers cut a line. What is checked
+here is behaviour, at 200,000 characters: the parse ends (the per-test timeout is only a
+guard against a hang), the outcome is the expected one (the few results such input holds,
+or a refusal that is the input's fault, never a parser bug), the report is well-formed and
+bounded, and the parser's peak memory stays a small multiple of the input's size.
 """
 
 from __future__ import annotations
 
-import time
+import tracemalloc
 
 import pytest
 
 from envs import reports
+from envs.reports.registry import MAX_ID, MAX_WARNINGS
 
-LIMIT_S = 3.0  # generous: the inputs take milliseconds; a quadratic parser takes minutes
-N = 200_000
+from .hostile import CASES, N, case_id
+from .test_properties import check
 
-HOSTILE = [
-    ("pytest", "a" + "::b PASSED (" * (N // 12)),
-    ("pytest", "x::y" + " " * N + "z PASSED"),
-    ("pytest", "=== " + "= " * (N // 2) + "x"),
-    ("pytest", "[gw0] PASSED x" + " " * N + "y"),
-    ("pytest", ("tests/x.py::t PASSED" + " " * 50 + "[ 50%]\n") * (N // 70)),
-    ("pytest", ("a::b" + " PASSED x" * 7000 + "\n") * 4),
-    ("tap", "# Subtest: a" + " " * N + "b"),
-    ("tap", "".join("    " * k + "ok 1 - x\n" for k in range(300, -1, -1))),
-    ("plain", "PASS " + " " * N + "x"),
-    ("automake", "PASS: x" + " " * N + "y"),
-    ("gotest", "=== RUN x" + " " * N + "y"),
-    ("libtest", "test a" + " ..." * (N // 4) + " ok"),
-    ("libtest", "test a ... x\n" + "test b ... y\n" * (N // 13) + "ok\n"),
-    ("libtest", "---- a stdout ---" * (N // 17)),
-    ("libtest", "failures:\n\n---- a stdout ----\n" + "x" * N + "\n" * (N // 2)),
-    ("phpunit-testdox", "a" + " (x)" * (N // 4) + " y"),
-    ("phpunit-testdox", " ✔ x" + " " * N + "1 ms y"),
-    ("minitest", "A#" + "b = 1 s = " * (N // 10)),
-    ("jest-json", '{"ancestorTitles":' * (N // 18)),
-    ("jest-json", '{"ancestorTitles": "' * (N // 20)),
-    ("rspec-json", '{"id":' * (N // 6)),
-    ("mocha-json", "{\n" * (N // 2)),
-    ("gotest-json", '{"Action":"run","Test":"T' + "x" * N + "\n"),
-    ("junit", "<testsuite>" + "<testcase name='a'>" * (N // 19)),
-    ("junit", "<a/>" * (N // 4)),
-    ("doctest-xml", "<doctest><TestSuite><TestCase name='x'>" + "<SubCase name='a'>" * (N // 18)),
-    ("catch2-xml", "<Catch>" + "<TestCase name='x'>" * (N // 19)),
-]
+# Peak memory allocated while parsing, per byte of input. The worst input today needs about
+# 11 (50,000 XML elements, each an object); a parser that copied the input per line, or kept
+# every rescan, would need thousands.
+MEMORY_PER_BYTE = 32
+MEMORY_SLACK = 1 << 20
 
 
-@pytest.mark.parametrize(
-    ("fmt", "data"), HOSTILE, ids=[f"{f}-{i}" for i, (f, _) in enumerate(HOSTILE)]
-)
-def test_hostile_input_parses_quickly(fmt, data):
-    start = time.perf_counter()
+@pytest.mark.timeout(120)  # a hang guard only: these inputs take milliseconds to parse
+@pytest.mark.parametrize("case", CASES, ids=[case_id(i, c) for i, c in enumerate(CASES)])
+def test_hostile_input_gives_the_expected_bounded_report(case):
+    data = case.data()
+    assert len(data) >= 0.99 * N or not case.scales
+    tracemalloc.start()
     try:
-        reports.parse(fmt, data, exit_code=1)
-    except reports.ReportParseError as exc:
-        assert not exc.internal
-    assert time.perf_counter() - start < LIMIT_S
+        report = check(case.fmt, data)  # well-formed, or refused without a parser bug
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= MEMORY_PER_BYTE * len(data.encode()) + MEMORY_SLACK, (
+        f"parsing {len(data)} characters peaked at {peak} bytes")
+    if isinstance(case.expect, str):
+        assert report is None, "hostile input of the wrong shape must be refused"
+        with pytest.raises(reports.ReportParseError, match=case.expect) as refused:
+            reports.parse(case.fmt, data, exit_code=1)
+        assert not refused.value.internal
+        return
+    assert report is not None
+    assert {r.test_id: r.status.value for r in report.results} == case.expect
+    assert len(report.warnings) <= MAX_WARNINGS + 1
+    assert all(len(r.test_id) <= MAX_ID for r in report.results)
