@@ -1,7 +1,7 @@
 """Repository -> mined -> built -> validated -> registered, on the sample repositories.
 
-A fast subset spanning five languages runs in one module-scoped pipeline; every sample runs
-under ``slow`` (CI runs both). For each: every planted fix becomes a verified task whose
+A fast subset spanning five languages runs in one module-scoped pipeline (CI runs it); every
+sample runs in the ``exhaustive`` tier (docs/testing.md: its command and its last result). For each: every planted fix becomes a verified task whose
 FAIL_TO_PASS is exactly the planted one (and PASS_TO_PASS the planted one where it was
 planted); every decoy ends rejected with its reason, at mining or at validation; then
 ``evaluate("gold")`` resolves every registered task and ``evaluate("empty")`` none.
