@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envs import grading, reports
+from envs import diffs, dockerfiles, grading, reports
 from envs.instance import SETUP_REF
 from envs.models import EnvSpec, ExecResult, FailureKind, SWETask, TerminalTask, TestResult
 from envs.sandbox import GIT as _GIT
@@ -38,7 +38,6 @@ DETERMINISM_ENV: dict[str, str] = {
     "PYTHONDONTWRITEBYTECODE": "1", "CI": "true", "ENVFACTORY_SEED": "0"}
 REWARD_FILES = ("/logs/verifier/reward.txt", "/logs/verifier/reward.json")
 REPORT_LIMIT = 128 << 20  # bytes of a test report read at most (a bigger one is not read)
-_DIFF_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 
 
 class VerifyResult(BaseModel):
@@ -73,8 +72,9 @@ def last_line(text: str) -> str:
 
 
 def diff_paths(patch: str) -> list[str]:
-    """Every path a git diff names, on either side (renames give both)."""
-    return sorted({p for m in _DIFF_PATH.finditer(patch) for p in m.groups()})
+    """Every path a diff names, on either side (renames give both): `envs.diffs.paths`,
+    tolerant (a part that does not read is named by its headers; `git apply` judges it)."""
+    return diffs.paths(patch, strict=False)
 
 
 # --------------------------------------------------------------------------- SWE tasks
@@ -110,25 +110,18 @@ def is_test_harness_path(path: str) -> bool:
         "/src/test/" in "/" + "/".join(dirs) + "/"
 
 
-def _sections(diff: str) -> list[str]:
-    starts = [m.start() for m in re.finditer(r"^diff --git ", diff, re.M)]
-    ends = [*starts[1:], len(diff)] if starts else []
-    return [diff[a:b] for a, b in zip(starts, ends, strict=True)]
-
-
 def grading_diff(diff: str, task: SWETask) -> tuple[str, list[str]]:
-    """What of an agent's diff is graded: its code changes. Sections that touch the test
+    """What of an agent's diff is graded: its code changes. Files that touch the test
     patch's files, test files or test-harness files are dropped; returns the diff and the
-    dropped paths."""
+    dropped paths. Read tolerantly (`envs.diffs`): a part that names no file is not graded."""
     hidden = set(diff_paths(task.test_patch))
     kept, dropped = [], []
-    for section in _sections(diff):
-        paths = diff_paths(section.split("\n", 1)[0] + "\n")
+    for f in diffs.parse(diff, strict=False):
         if any(p in hidden or is_test_harness_path(p) or p == ".git" or p.startswith(".git/")
-               for p in paths):
-            dropped += paths
+               for p in f.paths):
+            dropped += f.paths
         else:
-            kept.append(section)
+            kept.append(f.text)
     return "".join(kept), sorted(set(dropped))
 
 
@@ -277,9 +270,9 @@ def verify_swe(sb: Sandbox, task: SWETask, spec: EnvSpec, *, commit: str, change
 
 
 def workdir_of(dockerfile: str) -> str:
-    """The last WORKDIR a task's Dockerfile sets (where its agent and tests start)."""
-    found = re.findall(r"^\s*WORKDIR\s+(\S+)\s*$", dockerfile, re.M | re.I)
-    return found[-1] if found else "/"
+    """Where a task's agent and tests start: the working directory of the image its
+    Dockerfile builds (`envs.dockerfiles.workdir_of`)."""
+    return dockerfiles.workdir_of(dockerfile)
 
 
 # A terminal task's answer is its container, so its tests run there; what they run must

@@ -9,17 +9,16 @@ answers `/health` fails the start with the tail of its log.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 
 def free_port() -> int:
@@ -29,15 +28,20 @@ def free_port() -> int:
 
 
 def http_json(url: str, body: dict[str, Any] | None = None, *, timeout: float = 600) -> Any:
-    """GET (no body) or POST JSON; the parsed answer. Errors carry the server's text."""
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    """GET (no body) or POST JSON; the parsed answer. An error answer raises RuntimeError
+    with the server's text; no answer raises OSError (ConnectionError, TimeoutError), one
+    line each."""
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return json.loads(resp.read())
-    except urllib.error.HTTPError as e:
-        raise RuntimeError(f"{url}: HTTP {e.code}: {e.read().decode(errors='replace')[:300]}") \
-            from None
+        resp = httpx.request("GET" if body is None else "POST", url, json=body,
+                             timeout=timeout, follow_redirects=True)
+    except httpx.TimeoutException:
+        raise TimeoutError(f"{url}: no answer within {timeout:g}s") from None
+    except httpx.TransportError as e:
+        why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ConnectionError(f"{url}: {why}") from None
+    if resp.is_error:
+        raise RuntimeError(f"{url}: HTTP {resp.status_code}: {resp.text[:300]}")
+    return resp.json()
 
 
 class Cluster:

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envs import diffs
 from envs.config import get_settings
 from envs.files import StateFile, input_key, safe_name
 from envs.models import EnvSpec, RunRecord, RunStatus, SWETask
@@ -246,26 +247,12 @@ def _env_for(path: Path, commit: str, registry: Any, log: Log
 # --------------------------------------------------------------------------- export / import
 
 EXPORT_FORMATS = ("swebench",)
-_DIFF_FILE = "diff --git a/"
 
 
 def patched_files(patch: str) -> list[tuple[str, bool]]:
-    """(path, is_new) for every file a unified git diff touches."""
-    files: list[tuple[str, bool]] = []
-    current: str | None = None
-    new = False
-    for line in patch.splitlines():
-        if line.startswith(_DIFF_FILE):
-            if current is not None:
-                files.append((current, new))
-            # "diff --git a/X b/X": the b/ side is the path after the change
-            current = line[len(_DIFF_FILE):].rpartition(" b/")[2]
-            new = False
-        elif line.startswith("new file mode") and current is not None:
-            new = True
-    if current is not None:
-        files.append((current, new))
-    return files
+    """(path, is_new) for every file a unified diff touches (`envs.diffs`, tolerant): the
+    path after the change, the old one for a deletion."""
+    return [(f.path, f.is_new) for f in diffs.parse(patch, strict=False)]
 
 
 def eval_script(task: SWETask) -> str:

@@ -13,8 +13,8 @@ import hashlib
 import json
 import random
 import re
-import urllib.error
-import urllib.request
+
+import httpx
 
 from envs.config import get_settings
 from synth.families import Family
@@ -83,14 +83,13 @@ def llm_rephrase(instruction: str, *, timeout: float = 30.0) -> str | None:
             {"role": "user", "content": instruction},
         ],
     }
-    headers = {"Content-Type": "application/json"}
-    if s.llm_api_key:
-        headers["Authorization"] = f"Bearer {s.llm_api_key}"
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
+    headers = {"Authorization": f"Bearer {s.llm_api_key}"} if s.llm_api_key else {}
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            answer = json.loads(resp.read())["choices"][0]["message"]["content"]
-    except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError):
+        resp = httpx.post(url, json=body, headers=headers, timeout=timeout)
+        resp.raise_for_status()
+        answer = resp.json()["choices"][0]["message"]["content"]
+    except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError, KeyError, IndexError,
+            TypeError):
         return None
     answer = str(answer).strip()
     if not answer or not must_keep(instruction) <= must_keep(answer):

@@ -20,6 +20,7 @@ from typing import Any
 import tomllib
 import yaml
 
+from envs import dockerfiles
 from envs.errors import UserError, unknown
 from envs.files import atomic_write
 from envs.models import Difficulty, TerminalTask
@@ -194,7 +195,10 @@ def check_layout(path: Path, fmt: str | None = None) -> list[str]:
     if problems:
         return problems
     dockerfile = (p / ("environment/Dockerfile" if fmt == "harbor" else "Dockerfile")).read_text()
-    if not re.match(r"\s*FROM\s+\S+", dockerfile):
+    steps = dockerfiles.instructions(dockerfile)
+    # Docker lets only ARGs (and comments, parser directives) come before the first FROM.
+    first = next((i for i in steps if i.name != "ARG"), None)
+    if first is None or first.name != "FROM" or not first.value:
         problems.append("Dockerfile does not start with FROM")
     if fmt == "harbor":
         try:
@@ -221,7 +225,8 @@ def check_layout(path: Path, fmt: str | None = None) -> list[str]:
         if not (p / "tests").is_dir():
             problems.append("tests/ is not a directory")
     # The agent must not find tests or solution baked into the image.
-    if re.search(r"^\s*(COPY|ADD)\s+.*\b(tests|solution)\b", dockerfile, re.M):
+    if any(i.name in ("COPY", "ADD") and re.search(r"\b(tests|solution)\b", i.value)
+           for i in steps):
         problems.append("Dockerfile copies tests or solution into the image")
     return problems
 

@@ -4,72 +4,31 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
+
+import nodesemver
 
 from envs.config import get_settings
 
 # The Node.js (major, minor) of Debian's nodejs package per suite.
 NODE_BY_SUITE = {"bullseye": (12, 22), "bookworm": (18, 20), "trixie": (20, 19)}
 
-_COMPARATOR = re.compile(
-    r"(>=|<=|>|<|=|\^|~>?)?\s*v?(\d+|[xX*])(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?:[-+][\w.]*)?")
-
-
-def _comparator_fits(op: str, parts: list[str], have: tuple[int, int]) -> bool:
-    nums: list[int] = []
-    for p in parts:  # the leading numbers: "20.x" is 20
-        if not p.isdigit():
-            break
-        nums.append(int(p))
-    known = len(nums)
-    if not nums:
-        return True  # "*", "x"
-    v = (have[0], have[1], 0)
-    low = tuple([*nums, 0, 0][:3])
-    if op in ("", "="):
-        return v[:known] == tuple(nums)[:known] if known < 3 else v == low
-    if op == "^":
-        if nums[0] > 0 or known == 1:
-            return v >= low and v[0] == nums[0]
-        return v >= low and v[:2] == (0, nums[1])
-    if op in ("~", "~>"):
-        return v >= low and (v[0] == nums[0] if known == 1 else v[:2] == tuple(nums[:2]))
-    if op == ">=":
-        return v >= low
-    if op == "<":
-        return v < low
-    if op == ">":  # a partial version is a whole range: >20 is >=21
-        return v[:known] > tuple(nums) if known < 3 else v > low
-    if op == "<=":
-        return v[:known] <= tuple(nums) if known < 3 else v <= low
-    return True
+# Names Node's own tooling (nvm, setup-node) takes for "a current Node": any suite's fits.
+_ANY_NODE = frozenset({"latest", "lts", "current", "node"})
 
 
 def node_range_fits(spec: str, have: tuple[int, int]) -> bool | None:
-    """Whether Node.js `have` (major, minor) satisfies the npm range `spec`; None when the
-    range is not one this reads (tags, URLs)."""
+    """Whether Node.js `have` (major, minor; read as ``major.minor.0``) satisfies the npm
+    range `spec`, as npm checks ``engines`` (node-semver's range matching, prereleases
+    included); None when the range is not one npm reads (tags, URLs, ``node >= 18``)."""
     spec = spec.strip()
-    if spec in ("", "*", "x", "latest", "lts", "current", "node"):
+    if spec in _ANY_NODE:
         return True
-    for alt in spec.split("||"):
-        alt = re.sub(r"(\S+)\s+-\s+(\S+)", r">=\1 <=\2", alt.strip())
-        if not alt:
-            return True
-        pos, ok = 0, True
-        matched = False
-        for m in _COMPARATOR.finditer(alt):
-            if alt[pos:m.start()].strip(" ,"):
-                return None
-            pos = m.end()
-            matched = True
-            parts = [p for p in m.groups()[1:] if p is not None]
-            ok = ok and _comparator_fits(m.group(1) or "", parts, have)
-        if not matched or alt[pos:].strip(" ,"):
-            return None
-        if ok:
-            return True
-    return False
+    try:
+        wanted = nodesemver.make_range(spec, loose=False)
+    except ValueError:  # npm's semver refuses it too: it is not a version range
+        return None
+    return bool(wanted.test(f"{have[0]}.{have[1]}.0", include_prerelease=True))
 
 
 def node_suites(spec: str) -> list[str] | None:

@@ -55,6 +55,7 @@ from github.PullRequest import PullRequest
 from github.Repository import Repository
 from pydantic import Field
 
+from envs import diffs
 from envs.errors import InfraError
 from envs.models import Language, SWETask, TaskKind
 from repolaunch import languages
@@ -66,7 +67,6 @@ from repolaunch.mine.git import (
     Rejected,
     _detect_language,
     _git_bytes,
-    _split_sections,
     _State,
     classify_path,
     label_kind,
@@ -157,59 +157,11 @@ class DiffFile:
         return classify_path(self.path)
 
 
-def _unquote(p: str) -> str:
-    if len(p) >= 2 and p[0] == '"' and p[-1] == '"':
-        p = p[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
-        p = p.encode("latin-1", "replace").decode("utf-8", "replace")
-    return p
-
-
-def _strip_prefix(p: str) -> str:
-    p = _unquote(p.strip())
-    return p[2:] if p[:2] in ("a/", "b/") else p
-
-
 def parse_diff(text: str) -> list[DiffFile]:
-    """A ``git diff`` / GitHub ``.diff`` text as one `DiffFile` per ``diff --git`` section."""
-    files = []
-    for section in _split_sections(text):
-        if not section.startswith("diff --git "):
-            continue
-        path = None
-        old = None
-        binary = False
-        added = deleted = 0
-        in_hunk = False
-        lines = section.splitlines()
-        for line in lines[1:]:
-            if in_hunk:
-                # after the first @@ every line is content, even one starting "---"
-                if line.startswith("+"):
-                    added += 1
-                elif line.startswith("-"):
-                    deleted += 1
-                continue
-            if line.startswith("@@"):
-                in_hunk = True
-            elif line.startswith("rename to "):
-                path = _unquote(line[len("rename to "):])
-            elif line.startswith("+++ ") and line[4:].strip() != "/dev/null":
-                path = path or _strip_prefix(line[4:])
-            elif line.startswith("--- ") and line[4:].strip() != "/dev/null":
-                old = _strip_prefix(line[4:])
-            elif line.startswith("Binary files ") or line.startswith("GIT binary patch"):
-                binary = True
-                if line.startswith("Binary files ") and " and " in line:
-                    a, _, b = line[len("Binary files "):].rpartition(" differ")[0].partition(" and ")
-                    b_path = b.strip()
-                    path = path or (_strip_prefix(a) if b_path == "/dev/null" else _strip_prefix(b_path))
-        if path is None:
-            path = old
-        if path is None:  # mode-only change or an empty file: only the header names it
-            header = lines[0][len("diff --git "):]
-            path = _strip_prefix(header.rpartition(" b/")[2] if " b/" in header else header)
-        files.append(DiffFile(path, section, binary, added, deleted))
-    return files
+    """A ``git diff`` / GitHub ``.diff`` text as one `DiffFile` per file (`envs.diffs`,
+    tolerant: a part that does not read as a diff is named by its headers, or left out)."""
+    return [DiffFile(f.path, f.text, f.binary, f.added, f.removed)
+            for f in diffs.parse(text, strict=False)]
 
 
 def _judge(files: list[DiffFile], *, title: str, body: str, issue_titles: list[str],

@@ -12,9 +12,9 @@ import pytest
 
 from data import eval_samples
 from envs.api import ApplyPatch, Shell, WriteFile, make
-from envs.models import FailureKind
+from envs.models import FailureKind, SWETask
 from envs.pool import Pool
-from envs.verify import diff_paths, workdir_of
+from envs.verify import diff_paths, grading_diff, workdir_of
 from harness.evaluate import Prediction, evaluate
 from repolaunch.validate import validate
 from synth.verify import trial
@@ -32,6 +32,45 @@ def test_diff_paths_and_workdir():
     assert diff_paths(patch) == ["a.py", "new.py", "old.py"]
     assert workdir_of("FROM x\nWORKDIR /a\nRUN true\nworkdir /app\n") == "/app"
     assert workdir_of("FROM x\n") == "/"
+
+
+def test_diff_paths_read_names_with_spaces_and_quotes():
+    """`envs.diffs` (unidiff): the hand regex wanted `a/\\S+ b/\\S+` and named neither."""
+    patch = ("diff --git a/my file.py b/my file.py\n--- a/my file.py\t\n+++ b/my file.py\t\n"
+             "@@ -1 +1 @@\n-a\n+b\n"
+             'diff --git "a/t\\303\\251st.py" "b/t\\303\\251st.py"\n'
+             '--- "a/t\\303\\251st.py"\n+++ "b/t\\303\\251st.py"\n@@ -1 +1 @@\n-a\n+b\n')
+    assert diff_paths(patch) == ["my file.py", "t\u00e9st.py"]
+    # tolerant, as before: a part whose hunks do not read is named by its header
+    assert diff_paths("diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,3 +1 @@\n") \
+        == ["x.py"]
+
+
+def test_grading_diff_drops_test_files_whatever_their_names():
+    """A test file with a space in its name was graded (the hand regex did not name it, and
+    an unnamed section was kept); now every file is named and judged."""
+    def part(path: str) -> str:
+        return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n"
+                f"+++ b/{path}\n@@ -0,0 +1 @@\n+x = 1\n")
+    task = SWETask(instance_id="t-1", repo="t/t", base_commit="0" * 40, patch="",
+                   test_patch=part("tests/test_hidden.py"), problem_statement="")
+    diff = part("src/fix.py") + part("tests/test x.py") + part("tests/test_hidden.py")
+    graded, dropped = grading_diff(diff, task)
+    assert graded == part("src/fix.py")
+    assert dropped == ["tests/test x.py", "tests/test_hidden.py"]
+
+
+def test_workdir_is_the_final_stages_as_docker_resolves_it():
+    """`envs.dockerfiles` (dockerfile-parse): continuations, comments, ENV/ARG substitution,
+    a relative WORKDIR against the one before, stages. The hand regex took the last
+    `WORKDIR \\S+` line of any stage, as written."""
+    assert workdir_of("FROM x\nWORKDIR /a\nWORKDIR b/../c\n") == "/a/c"
+    assert workdir_of("FROM x\nARG R=/srv\nENV APP=$R/app\nWORKDIR ${APP}\n") == "/srv/app"
+    assert workdir_of("FROM x\nWORKDIR \\\n  /cont\n# WORKDIR /no\n") == "/cont"
+    assert workdir_of('FROM x\nWORKDIR "/my app"\n') == "/my app"
+    build = "FROM x AS build\nWORKDIR /src\n"
+    assert workdir_of(build + "FROM y\nCOPY --from=build /src /s\n") == "/"
+    assert workdir_of(build + "FROM build\nRUN make\n") == "/src"
 
 
 def test_no_flow_keeps_its_own_copy_of_the_verifier():

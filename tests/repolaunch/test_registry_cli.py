@@ -160,6 +160,18 @@ def test_eval_script_shape() -> None:
     assert TEST_PATCH in script
 
 
+def test_patched_files_reads_every_header_git_writes() -> None:
+    """Through `envs.diffs` (unidiff): a quoted name (git quotes non-ASCII ones) is a file
+    too; the hand parser matched only `diff --git a/` and missed it."""
+    patch = ('diff --git "a/tests/t\\303\\251st.py" "b/tests/t\\303\\251st.py"\n'
+             "new file mode 100644\n--- /dev/null\n+++ \"b/tests/t\\303\\251st.py\"\n"
+             "@@ -0,0 +1 @@\n+x = 1\n"
+             "diff --git a/tests/gone.py b/tests/gone.py\ndeleted file mode 100644\n"
+             "--- a/tests/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-y = 2\n")
+    assert patched_files(patch) == [("tests/t\u00e9st.py", True), ("tests/gone.py", False)]
+    assert patched_files("not a diff\n") == []
+
+
 @pytest.mark.docker
 def test_mine_cli_then_exported_eval_script_runs_in_the_image(tmp_home, tmp_path,
                                                               docker_engine) -> None:

@@ -15,16 +15,18 @@ from synth.families import get_family
 
 @pytest.fixture()
 def llm_server(monkeypatch):
-    """A local OpenAI-compatible stand-in answering with `answer[0]`."""
-    answer = [""]
+    """A local OpenAI-compatible stand-in answering with `answer[0]`, status `answer[1]`."""
+    answer: list = ["", 200]  # the content, the HTTP status
     seen: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append({"path": self.path, "body": body})
+            seen.append({"path": self.path, "body": body,
+                         "auth": self.headers.get("Authorization"),
+                         "type": self.headers.get("Content-Type")})
             data = json.dumps({"choices": [{"message": {"content": answer[0]}}]}).encode()
-            self.send_response(200)
+            self.send_response(answer[1])
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -58,6 +60,27 @@ def test_llm_rephrasing_that_keeps_every_detail_is_used(llm_server):
     assert d.drafter == "llm" and d.instruction.startswith("Please, as asked")
     assert seen[0]["path"] == "/v1/chat/completions"
     assert d.fingerprint == base.fingerprint  # same task, other words
+
+
+def test_llm_call_sends_the_key_and_any_failure_keeps_the_template(llm_server, monkeypatch):
+    """Over httpx: JSON with the bearer key when one is set; an error answer, no answer or
+    an unreadable one is None (the template stays), never an exception."""
+    answer, seen = llm_server
+    instruction = "Count the lines of /app/data.txt.\n"
+    answer[0] = "Please count the lines of /app/data.txt."
+    monkeypatch.setenv("ENVFACTORY_LLM_API_KEY", "sk-test")
+    reset_settings_cache()
+    assert llm_rephrase(instruction) == answer[0] + "\n"
+    assert seen[-1]["auth"] == "Bearer sk-test" and seen[-1]["type"] == "application/json"
+    assert seen[-1]["body"]["messages"][-1]["content"] == instruction
+    answer[1] = 500
+    assert llm_rephrase(instruction) is None
+    monkeypatch.setenv("ENVFACTORY_LLM_URL", "http://127.0.0.1:9/v1")  # nothing listens
+    reset_settings_cache()
+    assert llm_rephrase(instruction, timeout=5) is None
+    monkeypatch.setenv("ENVFACTORY_LLM_URL", "not a url")
+    reset_settings_cache()
+    assert llm_rephrase(instruction) is None
 
 
 def test_llm_rephrasing_that_drops_a_path_is_rejected(llm_server):

@@ -76,6 +76,22 @@ def test_layout_check_names_what_is_missing(task, tmp_path):
     assert "missing run-tests.sh" in check_layout(root)
 
 
+def test_layout_check_reads_the_dockerfile_as_docker_does(task, tmp_path):
+    """`envs.dockerfiles` (dockerfile-parse). Comments, parser directives and ARGs may come
+    before FROM, in any case (the regex wanted FROM first); a COPY of the tests split over
+    lines is still one (the regex read one line)."""
+    root = export(task, tmp_path, "harbor")
+    dockerfile = root / "environment/Dockerfile"
+    body = dockerfile.read_text().split("\n", 1)[1]
+    base = task.dockerfile.split("\n", 1)[0].split()[1]
+    dockerfile.write_text(f"# syntax=docker/dockerfile:1\nARG BASE={base}\nfrom $BASE\n{body}")
+    assert check_layout(root) == []
+    dockerfile.write_text(f"RUN true\nFROM {base}\n{body}")
+    assert check_layout(root) == ["Dockerfile does not start with FROM"]
+    dockerfile.write_text(f"FROM {base}\n{body}COPY \\\n    tests/ /tests/\n")
+    assert check_layout(root) == ["Dockerfile copies tests or solution into the image"]
+
+
 def test_not_a_task_directory(tmp_path):
     with pytest.raises(ValueError, match="neither a Harbor"):
         load_task(tmp_path)

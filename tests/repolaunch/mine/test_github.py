@@ -204,6 +204,24 @@ def test_parse_diff_handles_binary_renames_and_dash_lines() -> None:
         ("img.png", True, 0, 0), ("tests/new_test.py", False, 1, 1)]
 
 
+def test_parse_diff_is_tolerant_and_reads_plain_diffs() -> None:
+    """Through `envs.diffs` (unidiff). A part whose hunks do not read is still a file, named
+    by its headers, with no counted lines (the hand parser counted what it found); a plain
+    diff's files are files (the hand parser skipped all but "diff --git" parts)."""
+    short = "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n" \
+            "@@ -1,3 +1,3 @@\n-x\n+y\n"
+    quoted = 'diff --git "a/t\\303\\251st.py" "b/t\\303\\251st.py"\n' \
+             '--- "a/t\\303\\251st.py"\n+++ "b/t\\303\\251st.py"\n@@ -1 +1 @@\n-a\n+b\n'
+    files = parse_diff(short + quoted)
+    assert [(f.path, f.added, f.deleted) for f in files] == [("src/a.py", 0, 0),
+                                                              ("t\u00e9st.py", 1, 1)]
+    assert files[0].section == short and files[1].section == quoted
+    plain = "--- a/src/b.py\n+++ b/src/b.py\n@@ -1 +1 @@\n-a\n+b\n"
+    assert [(f.path, f.added, f.deleted, f.section) for f in parse_diff(plain)] == [
+        ("src/b.py", 1, 1, plain)]
+    assert parse_diff("no diff here\n") == []
+
+
 def test_find_repo_layouts(tmp_path: Path) -> None:
     (tmp_path / "a" / "b" / ".git").mkdir(parents=True)
     (tmp_path / "c__d.git").mkdir()
