@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from envs.config import get_settings
-from repolaunch.mine.github import find_repo
+from repolaunch.sources import find_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = 0.85  # RepoLaunch: a build counts when its tests run and this share of them pass

@@ -58,8 +58,7 @@ from repolaunch.importer import (
     import_instances,
     read_instances,
 )
-from repolaunch.mine.github import find_repo
-from repolaunch.sources import checkout_copy
+from repolaunch.sources import checkout_copy, find_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 NAIVE_LIMITS = Limits(memory="6g", pids=4096, cpus=2.0, timeout=1800)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal, overload
 
@@ -109,3 +110,14 @@ def git(*args: str, cwd: Path | str | None = None, input: str | bytes | None = N
     detail = _last_line(err, out) or f"exit status {proc.returncode}"
     raise GitError(f"git {command} failed: {detail}", command=command, detail=detail,
                    returncode=proc.returncode, stderr=err)
+
+
+def commit_date(repo: Path | str) -> str | None:
+    """The checked-out commit's committer date in UTC (`2024-05-01T12:00:00Z`), or None when
+    `repo` is not a git checkout: what the time machines resolve dependencies as of."""
+    try:
+        out = str(git("-C", str(repo), "log", "-1", "--format=%cI", timeout=30)).strip()
+        when = datetime.fromisoformat(out)
+    except (OSError, GitError, ValueError):
+        return None
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

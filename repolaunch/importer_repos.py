@@ -10,7 +10,7 @@ from pathlib import Path
 
 from envs.gitcmd import GitError, git
 from repolaunch.importer_report import InstanceError
-from repolaunch.mine.github import find_repo
+from repolaunch.sources import find_repo
 
 __all__ = ["check_commit", "holes_at", "locate_repo"]
 

@@ -89,3 +89,15 @@ def resolve_commit(repo: Path, commit: str | None) -> str:
         return git("rev-parse", "--verify", f"{commit or 'HEAD'}^{{commit}}", cwd=repo).strip()
     except GitError:
         raise LaunchError(f"commit {commit or 'HEAD'!r} not found in {repo}") from None
+
+
+def find_repo(root: Path, full_name: str) -> Path | None:
+    """A clone or bare mirror of ``owner/name`` under root: ``owner/name`` or ``owner__name``,
+    each with or without ``.git`` (a work tree's ``.git`` directory counts as the clone)."""
+    owner, _, name = full_name.partition("/")
+    for rel in (f"{owner}/{name}", f"{owner}/{name}.git", f"{owner}__{name}",
+                f"{owner}__{name}.git"):
+        for cand in (root / rel, (root / rel).with_name((root / rel).name.lower())):
+            if (cand / ".git").exists() or (cand / "HEAD").is_file():
+                return cand
+    return None

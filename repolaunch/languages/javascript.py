@@ -43,11 +43,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from envs.gitcmd import commit_date
 from envs.models import Language
 from repolaunch.detect import Detection, Facts, Tree
 from repolaunch.languages import (
@@ -118,22 +117,6 @@ def package_json(repo: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) else {}
-
-
-def commit_date(repo: Path) -> str | None:
-    """The checked-out commit's committer date in UTC (``2024-05-01T12:00:00Z``), or None."""
-    try:
-        out = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%cI"],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0 or not out.stdout.strip():
-        return None
-    try:
-        when = datetime.fromisoformat(out.stdout.strip())
-    except ValueError:
-        return None
-    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # Yarn 2+ ("berry") as such a repository needs it: its lock file may be rewritten (a lock of

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from envs.config import get_settings
-from envs.gitcmd import GitError, git
+from envs.gitcmd import commit_date, git
 from envs.models import Language
 from repolaunch import timemachine as tm_mod
 from repolaunch.detect import Detection, Facts, Tree, first_match, read_toml
@@ -79,15 +79,6 @@ def time_machine_enabled() -> bool:
 def to_utc(date: str) -> str:
     """An ISO date or timestamp -> RFC 3339 UTC (`2021-06-01T00:00:00Z`), as uv wants."""
     return tm_mod.utc(tm_mod.parse_date(date))
-
-
-def commit_date(repo: Path) -> str | None:
-    """HEAD's committer date in UTC, or None when repo is not a git checkout."""
-    try:
-        out = git("-C", str(repo), "log", "-1", "--format=%cI", timeout=30).strip()
-    except (OSError, GitError):
-        return None
-    return to_utc(out) if out else None
 
 
 def parse_resolved(text: str) -> dict[str, str]:

@@ -41,7 +41,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,6 +56,7 @@ from pydantic import Field
 
 from envs import diffs
 from envs.errors import InfraError
+from envs.gitcmd import git as run_git
 from envs.models import Language, SWETask, TaskKind
 from repolaunch import languages
 from repolaunch.mine.git import (
@@ -72,6 +72,7 @@ from repolaunch.mine.git import (
     label_kind,
     linked_issues,
 )
+from repolaunch.sources import find_repo
 
 __all__ = [
     "GitHubMineResult",
@@ -195,35 +196,13 @@ def _judge(files: list[DiffFile], *, title: str, body: str, issue_titles: list[s
 # --------------------------------------------------------------------------- local mirror
 
 
-def find_repo(root: Path, full_name: str) -> Path | None:
-    """A clone or bare mirror of ``owner/name`` under root: ``owner/name`` or ``owner__name``,
-    each with or without ``.git`` (a work tree's ``.git`` directory counts as the clone)."""
-    owner, _, name = full_name.partition("/")
-    for rel in (f"{owner}/{name}", f"{owner}/{name}.git", f"{owner}__{name}",
-                f"{owner}__{name}.git"):
-        for cand in (root / rel, (root / rel).with_name((root / rel).name.lower())):
-            if (cand / ".git").exists() or (cand / "HEAD").is_file():
-                return cand
-    return None
-
-
-def _run_git(*args: str, cwd: Path | None = None, timeout: float = 600) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never wait for a password prompt
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=timeout)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
-        raise RuntimeError(f"git {args[0]} failed: {last[:200]}")
-    return proc.stdout
-
-
 def _mirror(clone_dir: Path, full_name: str, clone_url: str, log: Log) -> git.Repo:
     found = find_repo(clone_dir, full_name)
     if found is None:
         found = clone_dir / f"{full_name.replace('/', '__')}.git"
         log(f"mirroring {clone_url} into {found} ...")
         found.parent.mkdir(parents=True, exist_ok=True)
-        _run_git("clone", "-q", "--mirror", clone_url, str(found))
+        run_git("clone", "-q", "--mirror", clone_url, str(found), prompt=False, timeout=600)
     return git.Repo(found)
 
 
