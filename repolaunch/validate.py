@@ -240,6 +240,10 @@ def _one_run(task: SWETask, spec: EnvSpec, side: Side, index: int, *, command: s
                      requested=requested if per_test else [], full_ids=full_ids)
 
 
+_TEST_LIKE = re.compile(r"(?i)^test.|.test$|^(Fuzz|Benchmark|Example)")
+_GO_SUBTEST = re.compile(r"^((?:Test|Fuzz|Benchmark|Example)\w*)/(.+)$")
+
+
 def _named_in(test_id: str, patch: str) -> bool:
     """Whether the test's own name (the last part of its id) appears on a changed line, or
     in the header of a hunk that edits lines (git names the enclosing function there)."""
@@ -248,13 +252,33 @@ def _named_in(test_id: str, patch: str) -> bool:
     if not parts:
         return True
     # the test's own name, and the test function a subtest (Go's TestX/case) belongs to
-    names = {parts[-1]} | {p for p in parts[:-1]
-                           if re.match(r"(?i)^test.|.test$|^(Fuzz|Benchmark|Example)", p)}
+    names = {parts[-1]} | {p for p in parts[:-1] if _TEST_LIKE.match(p)}
     names = {n for n in names if len(n) >= 3 and re.match(r"^[A-Za-z_]", n)}
-    if not names:
+    last = re.split(r"::|/", test_id.strip("/"))[-1]
+    literal: set[str] = set()
+    if re.search(r"[\[(]", last) and not _TEST_LIKE.match(parts[-1]):
+        # a case named by its data (Go's TestX/foo[5m]): the whole name, as the source
+        # writes it, not its first word ("foo" is on half the lines of a parser's tests);
+        # a test function with parameters (pytest's test_x[1.5]) keeps its bare name
+        names.discard(parts[-1])
+        literal = {last, last.replace("_", " ")}
+    if not names and not literal:
         return True  # too short to tell: keep it a FAIL_TO_PASS
-    alts = "|".join(re.escape(n) for n in sorted(names))
-    pat = re.compile(rf"(?<![A-Za-z0-9_])(?:{alts})(?![A-Za-z0-9_])")
+    quoted: set[str] = set()
+    go = _GO_SUBTEST.match(test_id) if "::" not in test_id else None
+    if go:
+        # Go's TestX/case: the case's name comes from a string in the source (t.Run's, or
+        # a table's), so it counts only quoted, spaces as Go turned them into "_"; its
+        # first word on a changed line of any file ("foo" in a grammar fixture) does not
+        case = go.group(2).split("/")[-1]
+        names = {go.group(1)}
+        literal = set()
+        quoted = {case, case.replace("_", " ")}
+    words = "|".join([re.escape(n) for n in sorted(names)]
+                     + [re.escape(n) for n in sorted(literal)])
+    strings = "|".join(re.escape(n) for n in sorted(quoted))
+    pat = re.compile(rf"(?<![A-Za-z0-9_])(?:{words})(?![A-Za-z0-9_])"
+                     + (rf"|([\"'`])(?:{strings})\1" if strings else ""))
     header, removes = "", False
     for line in [*patch.splitlines(), "@@"]:
         if line.startswith(("+++", "---")):

@@ -153,10 +153,13 @@ class GoPlugin:
             report_format="gotest-json",
             report_path=REPORT,
             per_test_command=per_test,
-            # the packages that hold the files (a Go test file is its directory's package)
-            # (fixtures among the files say nothing; no Go file at all: every package)
-            scope_command=('P=$(for f in {tests}; do case "$f" in *.go) '
-                           'echo "./$(dirname "$f")";; esac; done | sort -u); '
+            # the packages that hold the files (a Go test file is its directory's package;
+            # a file under testdata/ is a fixture of the package above it: the go tool
+            # ignores testdata directories, their package's tests read them); other files
+            # say nothing, and with no package named at all every package runs
+            scope_command=('P=$(for f in {tests}; do case "$f" in '
+                           'testdata/*) echo "./.";; */testdata/*) echo "./${f%%/testdata/*}";; '
+                           '*.go) echo "./$(dirname "$f")";; esac; done | sort -u); '
                            f"{base} ${{P:-./...}} > {REPORT}"),
             env=env,
             dependency_files=("go.mod", "go.sum", "**/go.mod", "**/go.sum", "go.work",

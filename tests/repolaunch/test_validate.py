@@ -255,6 +255,16 @@ def test_named_in_finds_a_test_name_on_changed_lines_and_hunk_headers() -> None:
     assert not _named_in("FuzzOld/seed#0", patch) and not _named_in("TestOther/0", patch)
     assert _named_in("tests/t.py::test_new[1.5]", "+def test_new(x):\n")
     assert not _named_in("tests/t.py::test_old", "+def test_new(x):\n")
+    # a Go case is named by its whole name as a string in the source, not by its first word
+    data = '+1 + foo atan2 bar\n+\t{input: "foo[7m]", fail: true},\n'
+    assert not _named_in("TestParseExpressions/foo[5m1]", data)
+    assert not _named_in("TestParseExpressions/foo", data)
+    assert _named_in("TestParseExpressions/foo[7m]", data)
+    assert _named_in("TestLex/a_(b)", '+\t{name: "a (b)"},\n')
+    assert _named_in("TestLex/group/new_case", '+\tt.Run(`new case`, f)\n')
+    # a case with parameters in other forms: its whole name, or its test function
+    assert not _named_in("renders (with props)", "+  expect(renders).toBe(1)\n")
+    assert _named_in("renders (with props)", "+it('renders (with props)', () => {\n")
 
 
 def test_a_cache_hit_on_a_newer_commit_gets_its_history(tmp_path, home, docker_engine) -> None:

@@ -120,8 +120,10 @@ def test_sample_history(name):
 
 
 def test_a_scoped_run_tests_the_packages_that_hold_the_files(tmp_path, monkeypatch):
-    """SWE-bench's scope: the test patch's files. A Go test file is its directory's package;
-    fixtures among the files say nothing, and with no Go file at all every package runs."""
+    """SWE-bench's scope: the test patch's files. A Go test file is its directory's package, a
+    file under testdata/ the package above that directory (the go tool ignores testdata; its
+    package's tests read it); other files say nothing, and with no package named every
+    package runs."""
     import os
     import subprocess
 
@@ -142,4 +144,8 @@ def test_a_scoped_run_tests_the_packages_that_hold_the_files(tmp_path, monkeypat
     assert run("binding/header_test.go", "binding/testdata/h.golden", "render/a_test.go",
                "binding/query_test.go") == "go test -json -count=1 ./binding ./render"
     assert run("gin_test.go") == "go test -json -count=1 ./."
-    assert run("testdata/only.golden") == "go test -json -count=1 ./..."
+    assert run("promql/parser/lex_test.go", "promql/testdata/operators.test") == (
+        "go test -json -count=1 ./promql ./promql/parser")
+    assert run("a/testdata/b/testdata/x.txt") == "go test -json -count=1 ./a"
+    assert run("testdata/only.golden") == "go test -json -count=1 ./."
+    assert run("docs/notes.md") == "go test -json -count=1 ./..."
