@@ -165,11 +165,8 @@ def agent_diff(sb: Sandbox, commit: str, workdir: str) -> str:
     return sb.diff(workdir=workdir, base=base, max_bytes=64 << 20)
 
 
-def put_test_patch(sb: Sandbox, task: SWETask, commit: str) -> VerifyResult | None:
-    """Put the files the test patch touches back to `commit`, then apply it. None when done;
-    a VERIFIER_ERROR verdict when that cannot be (the task is broken, not the code)."""
-    if not task.test_patch.strip():
-        return None
+def _reset_test_files(sb: Sandbox, task: SWETask, commit: str) -> ExecResult:
+    """Put the files the test patch touches back as they are at `commit` (new ones gone)."""
     # An image whose history does not hold the commit (a squashed copy) has it as HEAD.
     head = (f"c={shlex.quote(commit)}; {_GIT} cat-file -e \"$c^{{commit}}\" 2>/dev/null "
             f"|| c=HEAD\n")
@@ -178,7 +175,15 @@ def put_test_patch(sb: Sandbox, task: SWETask, commit: str) -> VerifyResult | No
         f"rm -rf {shlex.quote(p)}; {_GIT} checkout -q \"$c\" -- {shlex.quote(p)}; "
         f"else rm -rf {shlex.quote(p)}; fi\n"
         for p in diff_paths(task.test_patch))
-    res = sb.exec(f"set -e\n{head}{script}", timeout=120)
+    return sb.exec(f"set -e\n{head}{script}", timeout=120)
+
+
+def put_test_patch(sb: Sandbox, task: SWETask, commit: str) -> VerifyResult | None:
+    """Put the files the test patch touches back to `commit`, then apply it. None when done;
+    a VERIFIER_ERROR verdict when that cannot be (the task is broken, not the code)."""
+    if not task.test_patch.strip():
+        return None
+    res = _reset_test_files(sb, task, commit)
     if res.exit_code != 0:
         return failed(FailureKind.VERIFIER_ERROR,
                       f"could not reset the test files: {last_line(res.output)}")
@@ -254,6 +259,29 @@ def grade_swe(run: TestRun, task: SWETask, *, changed: bool, limits: str = "") -
         tests_status={k: v.model_dump() for k, v in g.tests_status.items()}, **ran)
 
 
+def runs_without_test_patch(sb: Sandbox, task: SWETask, spec: EnvSpec, *, commit: str,
+                            command: str | None = None, timeout: float | None = None) -> bool:
+    """Whether the suite reports any result once the test patch is taken back out: asked
+    when an unchanged tree gave none with it, to tell a test patch that needs the fix to
+    build (tests calling code only the fix adds: Go, Java, C, TypeScript) from a broken
+    environment. A probe: anything going wrong means "cannot tell"."""
+    try:
+        if _reset_test_files(sb, task, commit).exit_code != 0:
+            return False
+        return run_tests(sb, spec, command=command, timeout=timeout).has_results
+    except Exception:
+        return False
+
+
+def no_fix_needed_to_build(verdict: VerifyResult) -> VerifyResult:
+    """An unchanged tree's BUILD_FAILED once the suite is seen to run without the test patch:
+    the task's doing (a fix is missing), reward 0, not the environment's."""
+    return verdict.model_copy(update={
+        "failure": FailureKind.MODEL, "reward": 0.0,
+        "reason": verdict.reason + "; the suite runs without the test patch, so a fix is "
+                                   "missing"})
+
+
 def verify_swe(sb: Sandbox, task: SWETask, spec: EnvSpec, *, commit: str, changed: bool,
                timeout: float | None = None, command: str | None = None) -> VerifyResult:
     """The hidden tests on whatever the sandbox holds now: test patch, run, grade."""
@@ -263,6 +291,10 @@ def verify_swe(sb: Sandbox, task: SWETask, spec: EnvSpec, *, commit: str, change
         return broken
     run = run_tests(sb, spec, command=command, timeout=timeout)
     verdict = grade_swe(run, task, changed=changed, limits=spec.limits.memory)
+    if (verdict.failure is FailureKind.BUILD_FAILED and task.test_patch.strip()
+            and runs_without_test_patch(sb, task, spec, commit=commit, command=command,
+                                        timeout=timeout)):
+        verdict = no_fix_needed_to_build(verdict)
     return verdict.model_copy(update={"duration_s": time.monotonic() - t0})
 
 

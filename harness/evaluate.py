@@ -32,7 +32,14 @@ from envs.config import get_settings
 from envs.errors import UserError
 from envs.files import StateFile, atomic_write, input_key, read_jsonl, row_error, safe_name
 from envs.models import EnvSpec, FailureKind, Language, SWETask
-from envs.verify import DETERMINISM_ENV, grade_swe, put_test_patch, run_tests
+from envs.verify import (
+    DETERMINISM_ENV,
+    grade_swe,
+    no_fix_needed_to_build,
+    put_test_patch,
+    run_tests,
+    runs_without_test_patch,
+)
 
 GOLD = "gold"
 EMPTY = "empty"
@@ -164,16 +171,6 @@ def _result(task: SWETask, pred: Prediction, *, failure: FailureKind, reason: st
     return report
 
 
-def _builds_without_test_patch(sb: Any, spec: Any, timeout: float) -> bool:
-    """Whether the suite reports any result once the test patch is taken back out (an empty
-    prediction's sandbox, so a hard reset loses nothing)."""
-    try:
-        sb.exec("git reset -q --hard && git clean -fdq", timeout=120)
-        return run_tests(sb, spec, timeout=timeout).has_results
-    except Exception:  # a probe: any failure means "cannot tell"
-        return False
-
-
 def evaluate_one(job: EvalJob) -> dict[str, Any]:
     """Evaluate one prediction; writes the instance's files and returns its report."""
     from envs.instance import open_instance
@@ -231,14 +228,11 @@ def evaluate_one(job: EvalJob) -> dict[str, Any]:
             # broke the build, or the environment did).
             verdict = grade_swe(run, task, changed=bool((pred.model_patch or "").strip()),
                                 limits=spec.limits.memory)
-            kind, reason = verdict.failure, verdict.reason
-            if kind is FailureKind.BUILD_FAILED and task.test_patch.strip() and \
-                    _builds_without_test_patch(sb, spec, timeout):
-                # Tests that call code only the fix adds do not compile without it (Go,
-                # Java, C): the task's doing, not the environment's.
-                kind = FailureKind.MODEL
-                reason += "; the suite builds without the test patch, so a fix is missing"
-            return done(kind, reason, method=method, exit_code=res.exit_code)
+            if verdict.failure is FailureKind.BUILD_FAILED and task.test_patch.strip() and \
+                    runs_without_test_patch(sb, task, spec, timeout=timeout,
+                                            commit=spec.checkout or task.base_commit):
+                verdict = no_fix_needed_to_build(verdict)
+            return done(verdict.failure, verdict.reason, method=method, exit_code=res.exit_code)
         assert run.parsed is not None
         grade = grading.grade(run.parsed, task.FAIL_TO_PASS, task.PASS_TO_PASS)
         timings["grade"] = time.monotonic() - mark

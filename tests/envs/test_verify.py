@@ -206,3 +206,27 @@ def test_an_agents_diff_holds_its_changes_not_the_setups(base_image):
         sb.exec(f"git update-ref -d {SETUP_REF} && git reset -q --hard {commit} && "
                 "echo 2 > lock && echo y > code")
         assert diff_paths(agent_diff(sb, commit, "/w")) == ["code", "lock"]
+
+
+# A test patch whose tests call code only the fix adds: without the fix nothing runs at all
+# (pytest stops at the conftest, as go test, javac or tsc stop at the build).
+NEEDS_THE_FIX = ("diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n"
+                 "--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1 @@\n"
+                 "+from clamp import clamp_all  # noqa: F401\n")
+
+
+def test_no_results_from_an_unchanged_tree_is_the_tasks_when_the_suite_runs_without_the_test_patch(
+        pyclamp, tmp_path):
+    """Doing nothing on such a task scores 0 (a fix is missing), in an episode and in eval;
+    the same silence from a suite that reports nothing even without the test patch is the
+    environment's (no reward)."""
+    needs_fix = pyclamp.model_copy(update={"test_patch": pyclamp.test_patch + NEEDS_THE_FIX})
+    nothing = _episode(needs_fix, [])
+    assert nothing.reward == 0.0 and nothing.failure is FailureKind.MODEL, nothing.reason
+    assert "a fix is missing" in nothing.reason
+    report = _eval(needs_fix, "", tmp_path)
+    assert not report["resolved"] and report["failure_kind"] == "MODEL", report["reason"]
+    silent = pyclamp.env_spec.model_copy(update={"test_command": "echo no tests here"})
+    broken = needs_fix.model_copy(update={"env_spec": silent})
+    verdict = _episode(broken, [])
+    assert verdict.reward is None and verdict.failure is FailureKind.BUILD_FAILED, verdict.reason
