@@ -259,12 +259,10 @@ def grade_swe(run: TestRun, task: SWETask, *, changed: bool, limits: str = "") -
         tests_status={k: v.model_dump() for k, v in g.tests_status.items()}, **ran)
 
 
-def runs_without_test_patch(sb: Sandbox, task: SWETask, spec: EnvSpec, *, commit: str,
-                            command: str | None = None, timeout: float | None = None) -> bool:
-    """Whether the suite reports any result once the test patch is taken back out: asked
-    when an unchanged tree gave none with it, to tell a test patch that needs the fix to
-    build (tests calling code only the fix adds: Go, Java, C, TypeScript) from a broken
-    environment. A probe: anything going wrong means "cannot tell"."""
+def _runs_without_test_patch(sb: Sandbox, task: SWETask, spec: EnvSpec, *, commit: str,
+                             command: str | None, timeout: float | None) -> bool:
+    """Whether the suite reports any result once the test patch is taken back out. A probe:
+    anything going wrong means "cannot tell"."""
     try:
         if _reset_test_files(sb, task, commit).exit_code != 0:
             return False
@@ -273,9 +271,17 @@ def runs_without_test_patch(sb: Sandbox, task: SWETask, spec: EnvSpec, *, commit
         return False
 
 
-def no_fix_needed_to_build(verdict: VerifyResult) -> VerifyResult:
-    """An unchanged tree's BUILD_FAILED once the suite is seen to run without the test patch:
-    the task's doing (a fix is missing), reward 0, not the environment's."""
+def settle_no_results(verdict: VerifyResult, sb: Sandbox, task: SWETask, spec: EnvSpec, *,
+                      commit: str, command: str | None = None,
+                      timeout: float | None = None) -> VerifyResult:
+    """An unchanged tree's BUILD_FAILED (no results with the test patch), asked again without
+    the test patch: when the suite runs then, the test patch needs the fix to build (tests
+    calling code only the fix adds: Go, Java, C, TypeScript), so it is the task's 0 (MODEL);
+    otherwise the environment's failure stands. Any other verdict is returned as it is."""
+    if verdict.failure is not FailureKind.BUILD_FAILED or not task.test_patch.strip() or \
+            not _runs_without_test_patch(sb, task, spec, commit=commit, command=command,
+                                         timeout=timeout):
+        return verdict
     return verdict.model_copy(update={
         "failure": FailureKind.MODEL, "reward": 0.0,
         "reason": verdict.reason + "; the suite runs without the test patch, so a fix is "
@@ -290,11 +296,10 @@ def verify_swe(sb: Sandbox, task: SWETask, spec: EnvSpec, *, commit: str, change
     if broken is not None:
         return broken
     run = run_tests(sb, spec, command=command, timeout=timeout)
-    verdict = grade_swe(run, task, changed=changed, limits=spec.limits.memory)
-    if (verdict.failure is FailureKind.BUILD_FAILED and task.test_patch.strip()
-            and runs_without_test_patch(sb, task, spec, commit=commit, command=command,
-                                        timeout=timeout)):
-        verdict = no_fix_needed_to_build(verdict)
+    verdict = settle_no_results(grade_swe(run, task, changed=changed,
+                                          limits=spec.limits.memory),
+                                sb, task, spec, commit=commit, command=command,
+                                timeout=timeout)
     return verdict.model_copy(update={"duration_s": time.monotonic() - t0})
 
 

@@ -35,10 +35,9 @@ from envs.models import EnvSpec, FailureKind, Language, SWETask
 from envs.verify import (
     DETERMINISM_ENV,
     grade_swe,
-    no_fix_needed_to_build,
     put_test_patch,
     run_tests,
-    runs_without_test_patch,
+    settle_no_results,
 )
 
 GOLD = "gold"
@@ -228,10 +227,8 @@ def evaluate_one(job: EvalJob) -> dict[str, Any]:
             # broke the build, or the environment did).
             verdict = grade_swe(run, task, changed=bool((pred.model_patch or "").strip()),
                                 limits=spec.limits.memory)
-            if verdict.failure is FailureKind.BUILD_FAILED and task.test_patch.strip() and \
-                    runs_without_test_patch(sb, task, spec, timeout=timeout,
-                                            commit=spec.checkout or task.base_commit):
-                verdict = no_fix_needed_to_build(verdict)
+            verdict = settle_no_results(verdict, sb, task, spec, timeout=timeout,
+                                        commit=spec.checkout or task.base_commit)
             return done(verdict.failure, verdict.reason, method=method, exit_code=res.exit_code)
         assert run.parsed is not None
         grade = grading.grade(run.parsed, task.FAIL_TO_PASS, task.PASS_TO_PASS)

@@ -251,31 +251,28 @@ def _named_in(test_id: str, patch: str) -> bool:
     parts = [p for p in re.split(r"[/:.#\s]+", bare.strip("/:. ")) if p]
     if not parts:
         return True
-    # the test's own name, and the test function a subtest (Go's TestX/case) belongs to
-    names = {parts[-1]} | {p for p in parts[:-1] if _TEST_LIKE.match(p)}
-    names = {n for n in names if len(n) >= 3 and re.match(r"^[A-Za-z_]", n)}
-    last = re.split(r"::|/", test_id.strip("/"))[-1]
-    literal: set[str] = set()
-    if re.search(r"[\[(]", last) and not _TEST_LIKE.match(parts[-1]):
-        # a case named by its data (Go's TestX/foo[5m]): the whole name, as the source
-        # writes it, not its first word ("foo" is on half the lines of a parser's tests);
-        # a test function with parameters (pytest's test_x[1.5]) keeps its bare name
-        names.discard(parts[-1])
-        literal = {last, last.replace("_", " ")}
-    if not names and not literal:
-        return True  # too short to tell: keep it a FAIL_TO_PASS
-    quoted: set[str] = set()
     go = _GO_SUBTEST.match(test_id) if "::" not in test_id else None
+    quoted: set[str] = set()
     if go:
         # Go's TestX/case: the case's name comes from a string in the source (t.Run's, or
         # a table's), so it counts only quoted, spaces as Go turned them into "_"; its
         # first word on a changed line of any file ("foo" in a grammar fixture) does not
         case = go.group(2).split("/")[-1]
         names = {go.group(1)}
-        literal = set()
         quoted = {case, case.replace("_", " ")}
-    words = "|".join([re.escape(n) for n in sorted(names)]
-                     + [re.escape(n) for n in sorted(literal)])
+    else:
+        # the test's own name, and the test function it belongs to
+        names = {parts[-1]} | {p for p in parts[:-1] if _TEST_LIKE.match(p)}
+        names = {n for n in names if len(n) >= 3 and re.match(r"^[A-Za-z_]", n)}
+        last = re.split(r"::|/", test_id.strip("/"))[-1]
+        if re.search(r"[\[(]", last) and not _TEST_LIKE.match(parts[-1]):
+            # a case named by its data ("renders (with props)"): the whole name, as the
+            # source writes it, not its first word; a test function with parameters
+            # (pytest's test_x[1.5]) keeps its bare name
+            names = (names - {parts[-1]}) | {last, last.replace("_", " ")}
+        if not names:
+            return True  # too short to tell: keep it a FAIL_TO_PASS
+    words = "|".join(re.escape(n) for n in sorted(names))
     strings = "|".join(re.escape(n) for n in sorted(quoted))
     pat = re.compile(rf"(?<![A-Za-z0-9_])(?:{words})(?![A-Za-z0-9_])"
                      + (rf"|([\"'`])(?:{strings})\1" if strings else ""))
