@@ -84,8 +84,10 @@ def evaluate(
         return
     for name, row in result["table"].items():
         lo, hi = row["ci95"]
+        split = row["solved_by_split"]
         out.print(f"{name:10} pass@1 {row['pass@1']:.3f} ({row['solved']}/{row['n']}, "
-                  f"95% CI {lo:.3f}-{hi:.3f})")
+                  f"95% CI {lo:.3f}-{hi:.3f}; solved: {split['family']} held out by family, "
+                  f"{split['parameters']} by parameters)")
     for pair, m in result["margins"].items():
         out.print(f"{pair}: {m['margin']:+.3f} (95% CI {m['lo']:+.3f} to {m['hi']:+.3f})")
 

@@ -11,8 +11,9 @@ reward None (the trainer leaves the sample out), never 0.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import zlib
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from policy.tito import Trajectory, Turn
@@ -24,7 +25,8 @@ class PolicyServerError(RuntimeError):
     """The policy servers did not answer: the sample is infrastructure's, reward None."""
 
 
-def _client() -> Any:
+def http_client() -> Any:
+    """The client rollouts talk to the servers with: long reads, short-lived keep-alive."""
     import httpx
 
     return httpx.AsyncClient(timeout=httpx.Timeout(3600.0, connect=10.0),
@@ -81,7 +83,7 @@ async def rollout(task: Any, *, base_url: str, rollout_id: str, group: str, pool
     import envs
 
     own = client is None
-    client = client or _client()
+    client = client or http_client()
     env = None
     turns: list[Turn] = []
     messages: list[dict[str, Any]] = []
@@ -143,7 +145,7 @@ async def reference_rollout(task: Any, *, base_url: str, rollout_id: str, group:
     from policy.train import reference_target
 
     own = client is None
-    client = client or _client()
+    client = client or http_client()
     env = None
     base = base_url.rstrip("/")
 
@@ -183,6 +185,24 @@ async def reference_rollout(task: Any, *, base_url: str, rollout_id: str, group:
         await _release(env, client, own)
 
 
+async def group_rollouts(task: Any, *, client: Any, sem: asyncio.Semaphore, base_url: str,
+                         group_size: int, group: str, pool: Any = None, references: int = 0,
+                         temperature: float = 1.0, **kw: Any) -> list[Trajectory]:
+    """One task's group: `group_size` sampled rollouts and `references` oracle trajectories,
+    each holding one of `sem`'s slots while it runs (the slots are shared across groups)."""
+    async def one(gi: int) -> Trajectory:
+        rid = f"{group}-{gi}"
+        async with sem:
+            if gi >= group_size:
+                return await reference_rollout(task, base_url=base_url, pool=pool,
+                                               client=client, rollout_id=rid, group=group,
+                                               temperature=temperature)
+            return await rollout(task, base_url=base_url, pool=pool, client=client,
+                                 rollout_id=rid, group=group, seed=_seed(rid),
+                                 temperature=temperature, **kw)
+    return list(await asyncio.gather(*(one(gi) for gi in range(group_size + references))))
+
+
 async def rollout_groups(tasks: Sequence[Any], *, base_url: str, group_size: int,
                          pool: Any = None, concurrency: int = 8, tag: str = "r",
                          references: int = 0, temperature: float = 1.0,
@@ -191,18 +211,23 @@ async def rollout_groups(tasks: Sequence[Any], *, base_url: str, group_size: int
     With `references`, each group also gets that many oracle trajectories
     (`reference_rollout`): a group whose samples all fail then still has a signal."""
     sem = asyncio.Semaphore(concurrency)
-    async with _client() as client:
-        async def one(ti: int, gi: int) -> Trajectory:
-            rid = f"{tag}-{ti}-{gi}"
-            async with sem:
-                if gi >= group_size:
-                    return await reference_rollout(tasks[ti], base_url=base_url, pool=pool,
-                                                   client=client, rollout_id=rid,
-                                                   group=f"{tag}-{ti}", temperature=temperature)
-                return await rollout(tasks[ti], base_url=base_url, pool=pool, client=client,
-                                     rollout_id=rid, group=f"{tag}-{ti}", seed=_seed(rid),
-                                     temperature=temperature, **kw)
-        width = group_size + references
-        flat = await asyncio.gather(*(one(ti, gi) for ti in range(len(tasks))
-                                      for gi in range(width)))
-    return [list(flat[i * width:(i + 1) * width]) for i in range(len(tasks))]
+    async with http_client() as client, pool_scope(pool):
+        return list(await asyncio.gather(*(
+            group_rollouts(t, client=client, sem=sem, base_url=base_url,
+                           group_size=group_size, group=f"{tag}-{ti}", pool=pool,
+                           references=references, temperature=temperature, **kw)
+            for ti, t in enumerate(tasks))))
+
+
+@contextlib.asynccontextmanager
+async def pool_scope(pool: Any) -> AsyncIterator[None]:
+    """Without a pool of the caller's, episodes use the event loop's default one: close it
+    (its warm spares too) on the way out, or each `asyncio.run` of a training loop would
+    leave its spares running until the process exits."""
+    try:
+        yield
+    finally:
+        if pool is None:
+            from envs.episode import shutdown
+
+            await shutdown()

@@ -222,43 +222,80 @@ def run_rl(learner: Learner, tasks: Sequence[Any], *, push: Callable[[Path, int]
             train_on(i, groups, rs)
         return logs
 
-    # async: a rollout worker generates batch i + 1 while the learner trains on batch i, and
-    # no further: `lead` is released by each step, so samples are at most one version old
-    # (before tau looks at them).
+    _run_async(tasks, steps=steps, tasks_per_step=tasks_per_step, cfg=cfg, base_url=base_url,
+               pool=pool, concurrency=concurrency, train_on=train_on)
+    return logs
+
+
+def _run_async(tasks: Sequence[Any], *, steps: int, tasks_per_step: int, cfg: RLConfig,
+               base_url: str, pool: Any, concurrency: int,
+               train_on: Callable[[int, list[list[Trajectory]], float], None]) -> None:
+    """Streaming rollouts: a worker keeps `concurrency` episodes running without a batch
+    barrier, starting a new group as soon as a slot frees, and the learner trains on the first
+    `tasks_per_step` groups to finish. A straggler never holds a step back (in sync mode the
+    slowest episode of a batch does), and training overlaps generation. At most two batches
+    of groups are started and not yet trained on (`tickets`), so samples trail the weights by
+    about one version; tau drops what falls further behind."""
     import queue
 
-    q: queue.Queue[tuple[int, list[list[Trajectory]], float] | BaseException] = queue.Queue()
-    lead = threading.Semaphore(1)
+    from policy.rollout import group_rollouts, http_client, pool_scope
+
+    n_groups = steps * tasks_per_step
+    done: queue.Queue[list[Trajectory] | BaseException] = queue.Queue()
+    tickets = threading.Semaphore(2 * tasks_per_step)
     stop = threading.Event()
 
-    def producer() -> None:
-        for i in range(steps):
-            if i and not lead.acquire(timeout=3600):
-                return
-            if stop.is_set():
-                return
+    async def stream() -> None:
+        sem = asyncio.Semaphore(concurrency)
+        started: list[asyncio.Task[None]] = []
+
+        async def one(k: int) -> None:
             try:
-                groups, rs = generate(i)
-            except BaseException as e:
-                q.put(e)
-                return
-            q.put((i, groups, rs))
+                g = await group_rollouts(tasks[k % len(tasks)], client=client, sem=sem,
+                                         base_url=base_url, group_size=cfg.group_size,
+                                         group=f"g{k}", pool=pool, references=cfg.references,
+                                         temperature=cfg.temperature, max_turns=cfg.max_turns,
+                                         max_tokens=cfg.max_tokens)
+                done.put(g)
+            except BaseException as e:  # the learner re-raises it
+                done.put(e)
+
+        async with http_client() as client, pool_scope(pool):
+            for k in range(n_groups):
+                while not stop.is_set() and not await asyncio.to_thread(tickets.acquire,
+                                                                        True, 1.0):
+                    pass
+                if stop.is_set():
+                    break
+                started.append(asyncio.create_task(one(k)))
+            # When the learner stopped early, the groups running are let finish rather than
+            # cancelled: a cancelled episode can leave a sandbox its executor thread was
+            # still starting. Each is bounded by its step and verify timeouts.
+            await asyncio.gather(*started, return_exceptions=True)
+
+    def producer() -> None:
+        try:
+            asyncio.run(stream())
+        except BaseException as e:
+            done.put(e)
 
     th = threading.Thread(target=producer, name="rollout-worker", daemon=True)
     th.start()
     try:
-        for _ in range(steps):
-            item = q.get()
-            if isinstance(item, BaseException):
-                raise item
-            i, groups, rs = item
-            train_on(i, groups, rs)
-            lead.release()
+        for i in range(steps):
+            t0 = time.monotonic()
+            groups: list[list[Trajectory]] = []
+            while len(groups) < tasks_per_step:
+                item = done.get()
+                if isinstance(item, BaseException):
+                    raise item
+                groups.append(item)
+            train_on(i, groups, time.monotonic() - t0)
+            for _ in range(tasks_per_step):
+                tickets.release()
     finally:
         stop.set()
-        lead.release()  # a worker waiting for its turn sees stop and ends
         th.join(timeout=600)
-    return logs
 
 
 def write_log(path: Path, entry: StepLog) -> None:

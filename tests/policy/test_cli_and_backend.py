@@ -38,3 +38,33 @@ def test_synth_drafts_through_the_policy_server(monkeypatch, tmp_path):
     assert served["requests"] == 1 and served["output_tokens"] > 0
     # a random tiny model cannot keep the paths: synth keeps its template, as it should
     assert answer is None
+
+
+def test_the_ci_recipe_trains_an_adapter_and_evaluates_it_against_the_base(tmp_path, base_image):
+    import json
+
+    from safetensors.torch import load_file
+
+    out = tmp_path / "policy"
+    r = subprocess.run([sys.executable, "-m", "envfactory.cli", "policy", "train", "--recipe",
+                        "ci", "--mode", "async", "--out", str(out), "--json"],
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-2000:]
+    summary = json.loads(r.stdout)
+    assert summary["mode"] == "async" and summary["rl_steps"] == 1
+    # SFT and RL each wrote a LoRA adapter of the model, and RL moved it
+    sft, final = load_file(out / "adapter-sft.safetensors"), load_file(out / "adapter.safetensors")
+    assert sft.keys() == final.keys() and any("lora_" in k for k in sft)
+    assert any(bool((sft[k] != final[k]).any()) for k in sft)
+    assert json.loads((out / "train.json").read_text())["adapter"] == str(out / "adapter.safetensors")
+
+    r = subprocess.run([sys.executable, "-m", "envfactory.cli", "policy", "eval", "--recipe",
+                        "ci", "--adapter", f"ci={out / 'adapter.safetensors'}", "--json"],
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-2000:]
+    result = json.loads(r.stdout)
+    assert list(result["table"]) == ["base", "ci"]
+    # two held-out tasks per split; every rollout graded (no infrastructure failure)
+    for row in result["table"].values():
+        assert row["n"] == 4 and row["solved"] == len(row["solved_tasks"])
+        assert sum(row["solved_by_split"].values()) == row["solved"]

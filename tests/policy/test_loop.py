@@ -74,15 +74,41 @@ def test_serve_route_rollout_train_push(cluster, task, tiny, tmp_path):
         assert rank["version"] == 1 and rank["weight_loads"] == 1
 
 
-def test_async_mode_trains_while_the_next_batch_is_generated(cluster, task, tiny, tmp_path):
+def test_async_mode_streams_groups_while_the_learner_trains(cluster, task, tiny, tmp_path):
     from policy.train import run_rl
 
     learner = Learner(tiny, lr=1e-3, out_dir=tmp_path)
     cfg = RLConfig(group_size=2, max_turns=1, max_tokens=24, min_valid=2, tau=1, references=1)
-    logs = run_rl(learner, [task], push=cluster.push, base_url=cluster.url, cfg=cfg, steps=2,
+    logs = run_rl(learner, [task], push=cluster.push, base_url=cluster.url, cfg=cfg, steps=3,
                   mode="async", tasks_per_step=1)
-    assert [e.version for e in logs] == [1, 2]
+    assert [e.version for e in logs] == [1, 2, 3]
+    # every group started was trained on once: three groups of two samples and the oracle
+    assert [e.trajectories for e in logs] == [3, 3, 3]
     # each group: two sampled failures and the oracle; none too stale at tau = 1
     assert all(e.stats["kept"] == 1 and not e.stats["dropped"] for e in logs)
     assert all(0.0 <= e.stats["masked_frac"] <= 1.0 for e in logs)
     assert (tmp_path / "adapter-v2.safetensors").is_file()
+
+
+def test_a_learner_that_fails_stops_the_rollout_worker_and_leaves_no_container(
+        cluster, task, tiny, tmp_path):
+    import threading
+
+    from envs.engine import client
+    from envs.sandbox.labels import LABEL, OWNER_LABEL, owner
+    from policy.train import run_rl
+
+    def mine() -> set[str]:
+        return {c["Id"] for c in client().api.containers(all=True, filters={"label": LABEL})
+                if c["Labels"].get(OWNER_LABEL) == owner()}
+
+    def push(path, version):
+        raise RuntimeError("the servers refused the weights")
+
+    learner = Learner(tiny, lr=1e-3, out_dir=tmp_path)
+    cfg = RLConfig(group_size=2, max_turns=1, max_tokens=24, min_valid=2, tau=1, references=1)
+    with pytest.raises(RuntimeError, match="refused the weights"):
+        run_rl(learner, [task], push=push, base_url=cluster.url, cfg=cfg, steps=3,
+               mode="async", tasks_per_step=1)
+    assert not any(t.name == "rollout-worker" for t in threading.enumerate())
+    assert mine() == set()
