@@ -98,13 +98,17 @@ def train(
     recipe: str = typer.Option("bundled", "--recipe", help="bundled (SmolLM2) or ci (tiny)"),
     mode: str = typer.Option("sync", "--mode", help="sync (colocated) or async"),
     out_dir: Path = typer.Option(DATA_POLICY, "--out", help="where the adapter is written"),
+    sft_adapter: Optional[Path] = typer.Option(
+        None, "--sft-adapter", help="start RL from this recipe's SFT adapter (SFT not rerun)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """SFT on reference trajectories, then RL against live servers; writes the adapter."""
     from policy.recipes import get_recipe, train_recipe
 
     require_extra()
-    summary = train_recipe(get_recipe(recipe), out_dir, mode=mode,
+    if sft_adapter is not None and not sft_adapter.is_file():
+        raise UserError(f"no file at {sft_adapter}", field="--sft-adapter")
+    summary = train_recipe(get_recipe(recipe), out_dir, mode=mode, sft_adapter=sft_adapter,
                            log=lambda m: err.print(m, highlight=False))
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")

@@ -21,6 +21,10 @@ def test_unknown_recipe_and_bad_adapter_are_one_line_errors(tmp_path):
     r = run_cli("eval", "--adapter", str(tmp_path / "missing.safetensors"))
     assert r.returncode == 2 and "expected NAME=PATH" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+    r = run_cli("train", "--recipe", "ci", "--sft-adapter", str(tmp_path / "sft.safetensors"),
+                "--out", str(tmp_path))
+    assert r.returncode == 2 and "no file at" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
 
 
 def test_synth_drafts_through_the_policy_server(monkeypatch, tmp_path):
@@ -57,6 +61,18 @@ def test_the_ci_recipe_trains_an_adapter_and_evaluates_it_against_the_base(tmp_p
     assert sft.keys() == final.keys() and any("lora_" in k for k in sft)
     assert any(bool((sft[k] != final[k]).any()) for k in sft)
     assert json.loads((out / "train.json").read_text())["adapter"] == str(out / "adapter.safetensors")
+
+    # RL again from that SFT adapter: SFT is not rerun, its adapter is carried over as it was
+    again = tmp_path / "again"
+    r = subprocess.run([sys.executable, "-m", "envfactory.cli", "policy", "train", "--recipe",
+                        "ci", "--sft-adapter", str(out / "adapter-sft.safetensors"), "--out",
+                        str(again), "--json"], capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout)["sft_run"] is False and "sft 1/" not in r.stderr
+    assert (again / "adapter-sft.safetensors").read_bytes() == (
+        out / "adapter-sft.safetensors").read_bytes()
+    resumed = load_file(again / "adapter.safetensors")
+    assert any(bool((sft[k] != resumed[k]).any()) for k in sft)
 
     r = subprocess.run([sys.executable, "-m", "envfactory.cli", "policy", "eval", "--recipe",
                         "ci", "--adapter", f"ci={out / 'adapter.safetensors'}", "--json"],
