@@ -52,8 +52,8 @@ class Recipe(BaseModel):
 RECIPES = {
     # SFT at 1e-3 for 120 steps (~6 epochs): at 3e-4 x 40 no held-out task was solved, and a
     # probe at 1e-3 x 70 solved 2 of 64 held-out and 2 of 21 training tasks (under-trained).
-    # RL: 16 steps x 2 new draws at 3e-4; 8 steps at 5e-5 on SFT's own tasks (the first four
-    # families only) left SFT's pass@1 where it was (15 vs 16 of 64)
+    # RL: 16 steps x 2 new draws at 3e-4 (14 vs SFT's 16 of 64); 8 steps at 5e-5 on SFT's own
+    # tasks, the first four families only, gave 15. Neither is a gain: see docs/policy.md
     "bundled": Recipe(name="bundled", model="smollm2", sft_steps=120, sft_lr=1e-3,
                       rl_steps=16, rl_lr=3e-4),
     "ci": Recipe(name="ci", model="tiny", train_per_family=1, sft_steps=2, sft_batch=2,
