@@ -41,8 +41,11 @@ def interrupt_when(args: list[str], env: dict[str, str], ready: Callable[[], boo
                    timeout: float = 600) -> tuple[subprocess.CompletedProcess[str], set[int]]:
     """Start the command, send SIGINT once `ready()` holds, and wait for it to exit; the
     run and the pids of it and of every process it started (a pool's workers)."""
+    # SIGINT at its default in the child: a runner started in the background by a
+    # non-interactive shell (`cmd &`) ignores SIGINT, and an ignored signal is inherited
     proc = subprocess.Popen([EXE, *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     pids = {proc.pid}
 
     def watch() -> None:
