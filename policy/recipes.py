@@ -92,12 +92,17 @@ def make_tasks(families: list[str], per_family: int, seed_base: int) -> list[Any
     return out
 
 
+def train_tasks(recipe: Recipe) -> list[Any]:
+    """SFT's tasks: `train_per_family` of each training family, from the recipe's seeds."""
+    return make_tasks(split_families()[0], recipe.train_per_family, recipe.seed * 100)
+
+
 def splits(recipe: Recipe) -> dict[str, list[Any]]:
     train_fams, held_fams = split_families()
     per_held = max(1, math.ceil(recipe.eval_per_split / max(len(held_fams), 1)))
     per_param = max(1, math.ceil(recipe.eval_per_split / max(len(train_fams), 1)))
     return {
-        "train": make_tasks(train_fams, recipe.train_per_family, recipe.seed * 100),
+        "train": train_tasks(recipe),
         "heldout_family": make_tasks(held_fams, per_held, HELDOUT_SEED_BASE)[
             :recipe.eval_per_split],
         "heldout_params": make_tasks(train_fams, per_param, HELDOUT_SEED_BASE)[
@@ -169,13 +174,13 @@ def train_recipe(recipe: Recipe, out_dir: Path, *, mode: str = "sync",
     t0 = time.monotonic()
     torch.manual_seed(recipe.seed)
     rng = random.Random(recipe.seed)
-    data = splits(recipe)
+    train = train_tasks(recipe)  # the held-out splits are compare's: not drafted here
     policy = load_policy(recipe.model, seed=recipe.seed)
     work = out_dir / "work"
     sft_path = out_dir / "adapter-sft.safetensors"
     if sft_adapter is None:
         learner = Learner(policy, lr=recipe.sft_lr, out_dir=work)
-        examples = [sft_example(policy, t) for t in data["train"]]
+        examples = [sft_example(policy, t) for t in train]
         for step in range(recipe.sft_steps):
             batch = rng.sample(examples, min(recipe.sft_batch, len(examples)))
             loss = learner.sft_step(batch)
@@ -204,7 +209,7 @@ def train_recipe(recipe: Recipe, out_dir: Path, *, mode: str = "sync",
                          {"recipe": recipe.name, "model": recipe.model, "stage": "sft+rl"})
     summary = {"recipe": recipe.model_dump(), "mode": mode, "adapter": str(final),
                "sft_adapter": str(sft_path), "sft_run": sft_adapter is None,
-               "train_tasks": len(data["train"]), "rl_tasks": len(tasks),
+               "train_tasks": len(train), "rl_tasks": len(tasks),
                "rl_steps": len(logs), "wall_s": time.monotonic() - t0,
                "sampled_reward": [e.stats.get("sampled_reward") for e in logs],
                "masked_frac": [e.stats.get("masked_frac") for e in logs]}
